@@ -1,0 +1,86 @@
+# dra.gpu: the two commands a user needs are `make demo` and `make test`.
+# Everything else here is a step those two take, usable on its own.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := $(CURDIR)/.venv
+VENV_BIN := $(VENV)/bin
+STAMP := $(VENV)/.bootstrap-stamp
+COLLECTIONS := $(CURDIR)/build/collections
+LAB := $(VENV_BIN)/python $(CURDIR)/tests/lab/lab.py
+
+# The test suite runs its own lab beside the demo's (other state directory and ports),
+# so `make test` never disturbs a lab a user is looking at.
+TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=36500 LAB_DRIVER_MODE=plugin
+# Until the gpu_operator role installs a driver, the demo's simulated driver publishes
+# from the start (LAB_DRIVER_MODE=always).
+DEMO_LAB := LAB_DRIVER_MODE=$${LAB_DRIVER_MODE:-always}
+
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export ANSIBLE_FORCE_COLOR ?= 0
+
+.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env demo test sanity lint units \
+        integration benchmarks clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+bootstrap: $(STAMP) $(COLLECTIONS)/ansible_collections/dra/gpu ## Create the virtualenv and make dra.gpu resolvable
+
+$(STAMP): tests/requirements.txt requirements.txt
+	@test -x $(VENV_BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(VENV_BIN)/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+	@touch $@
+	@echo "bootstrap: virtualenv ready at $(VENV)"
+
+$(COLLECTIONS)/ansible_collections/dra/gpu:
+	@mkdir -p $(COLLECTIONS)/ansible_collections/dra
+	@ln -sfn $(CURDIR) $@
+
+lab-build: bootstrap ## Compile etcd, helm and Kubernetes $$LAB_K8S_VERSION (cached)
+	@$(LAB) build
+
+lab-up: bootstrap ## Start the lab (default: Kubernetes 1.35.4, driver mode plugin)
+	@$(LAB) up
+
+lab-down: ## Stop the lab and remove its run state
+	@if [ -x $(VENV_BIN)/python ]; then $(LAB) down; else echo "lab: nothing to stop (no virtualenv)"; fi
+
+lab-status: ## Show the lab's components
+	@$(LAB) status
+
+lab-env: ## Print export lines: eval "$$(make -s lab-env)"
+	@$(LAB) env --venv-bin $(VENV_BIN)
+
+demo: bootstrap ## Start a lab and run playbooks/site.yml against it
+	@$(DEMO_LAB) $(LAB) up
+	@eval "$$($(DEMO_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
+	  ansible-playbook -i playbooks/inventory/lab.yml playbooks/site.yml
+	@echo "demo: the lab keeps running. Look around with"
+	@echo "  eval \"\$$(make -s lab-env)\" && kubectl get nodes,resourceslices,resourceclaims -A"
+	@echo "demo: stop it with: make lab-down"
+
+test: bootstrap ## Run every test: sanity, lint, units, integration against the lab
+	@tests/run-all.sh
+
+sanity: bootstrap ## ansible-test sanity on a copy under build/ansible_collections
+	@tests/ansible-test.sh sanity
+
+lint: bootstrap ## ansible-lint (production profile)
+	@PATH=$(VENV_BIN):$$PATH ansible-lint
+
+units: bootstrap ## Unit tests: ansible-test units and the lab's own unit tests
+	@if compgen -G "tests/unit/**/test_*.py" >/dev/null || compgen -G "tests/unit/plugins/*/test_*.py" >/dev/null; \
+	  then tests/ansible-test.sh units; else echo "units: no plugin unit tests yet"; fi
+	@$(VENV_BIN)/python -m pytest -q tests/lab/tests
+
+integration: bootstrap ## Integration tests against a fresh test lab (stopped afterwards)
+	@$(TEST_LAB) tests/integration/run.sh
+
+benchmarks: bootstrap ## Run tests/benchmarks and print ratios
+	@$(VENV_BIN)/python tests/benchmarks/run.py
+
+clean: lab-down ## Remove the virtualenv, lab state and build output (not the Go/binary cache)
+	@rm -rf $(VENV) .lab build tests/output

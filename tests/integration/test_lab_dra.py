@@ -1,0 +1,206 @@
+"""The lab itself: a real control plane whose real scheduler allocates DRA claims
+against the simulated NVIDIA driver. The lab runs in LAB_DRIVER_MODE=plugin here."""
+
+import functools
+import json
+import os
+import subprocess
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from waiting import wait_for_object, wait_until_gone
+
+DRIVER = "gpu.nvidia.com"
+PLUGIN_LABEL = {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}
+EXPECTED = {"node-a": ("NVIDIA A10", 2), "node-b": ("NVIDIA L4", 4)}
+
+
+def _slices(custom):
+    return functools.partial(custom.list_cluster_custom_object, "resource.k8s.io", "v1", "resourceslices")
+
+
+def _node_slices(custom, node):
+    return [s for s in custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceslices")["items"]
+            if s["spec"].get("nodeName") == node and s["spec"]["driver"] == DRIVER]
+
+
+def _plugin_daemonset(name, node_selector=None):
+    template_spec = {"containers": [{"name": "plugin", "image": "registry.k8s.io/pause:3.10"}]}
+    if node_selector:
+        template_spec["nodeSelector"] = node_selector
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": PLUGIN_LABEL},
+                     "template": {"metadata": {"labels": PLUGIN_LABEL}, "spec": template_spec}}}
+
+
+def test_server_reports_its_true_version(api):
+    expected = "v" + os.environ.get("LAB_K8S_VERSION", "1.35.4")
+    out = subprocess.run(["kubectl", "version", "-o", "json"], capture_output=True, text=True, check=True).stdout
+    versions = json.loads(out)
+    assert versions["serverVersion"]["gitVersion"] == expected
+    assert versions["clientVersion"]["gitVersion"] == expected
+
+
+def test_dra_api_resources_are_served():
+    out = subprocess.run(["kubectl", "api-resources", "--api-group=resource.k8s.io", "-o", "name"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    for resource in ("deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"):
+        assert resource + ".resource.k8s.io" in out
+
+
+def test_simulated_gpu_nodes_are_ready(core):
+    nodes = {n.metadata.name: n for n in core.list_node().items}
+    for name, (product, count) in EXPECTED.items():
+        node = nodes[name]
+        ready = [c for c in node.status.conditions if c.type == "Ready"][0]
+        assert ready.status == "True"
+        assert node.metadata.labels["nvidia.com/gpu.product"] == product.replace(" ", "-")
+        assert node.metadata.labels["nvidia.com/gpu.count"] == str(count)
+
+
+def test_plugin_mode_publishes_only_where_a_plugin_pod_runs(api, custom, namespace):
+    """No slices before the kubelet plugin; slices on exactly the plugin's nodes; gone after."""
+    from kubernetes import client
+    apps = client.AppsV1Api(api)
+    assert _node_slices(custom, "node-a") == [] and _node_slices(custom, "node-b") == []
+    apps.create_namespaced_daemon_set(namespace, _plugin_daemonset(
+        "plugin-on-a", {"kubernetes.io/hostname": "node-a"}))
+    wait_for_object(_slices(custom), lambda s: s["spec"].get("nodeName") == "node-a",
+                    "a ResourceSlice for node-a", timeout=60)
+    assert _node_slices(custom, "node-b") == [], "node-b has no plugin pod and must publish nothing"
+    apps.delete_namespaced_daemon_set("plugin-on-a", namespace, propagation_policy="Foreground")
+    wait_until_gone(_slices(custom), lambda s: s["spec"].get("nodeName") == "node-a",
+                    "node-a's ResourceSlices", timeout=60)
+
+
+@pytest.fixture(scope="session")
+def plugin_everywhere(api, custom):
+    """The simulated driver's kubelet plugin on every node, as the DRA chart deploys it."""
+    from kubernetes import client
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    ns = "lab-dra-driver"
+    try:
+        core.create_namespace({"metadata": {"name": ns}})
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    try:
+        apps.create_namespaced_daemon_set(ns, _plugin_daemonset("dra-driver-nvidia-gpu-kubelet-plugin"))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    for node in EXPECTED:
+        wait_for_object(_slices(custom), functools.partial(lambda n, s: s["spec"].get("nodeName") == n, node),
+                        "a ResourceSlice for " + node, timeout=60)
+    yield
+    core.delete_namespace(ns)
+
+
+def test_slices_look_like_nvidias_driver(custom, plugin_everywhere):
+    seen_uuids = set()
+    for node, (product, count) in EXPECTED.items():
+        slices = _node_slices(custom, node)
+        assert len(slices) == 1
+        spec = slices[0]["spec"]
+        assert spec["pool"]["name"] == node
+        assert spec["pool"]["resourceSliceCount"] == 1 and spec["pool"]["generation"] >= 1
+        assert [d["name"] for d in spec["devices"]] == ["gpu-%d" % i for i in range(count)]
+        for device in spec["devices"]:
+            attrs = device["attributes"]
+            assert attrs["type"] == {"string": "gpu"}
+            assert attrs["productName"] == {"string": product}
+            assert attrs["uuid"]["string"].startswith("GPU-")
+            assert set(attrs["cudaComputeCapability"]) == {"version"}
+            assert set(attrs["driverVersion"]) == {"version"}
+            assert set(attrs["resource.kubernetes.io/pciBusID"]) == {"string"}
+            assert device["capacity"]["memory"] == {"value": "24Gi"}
+            seen_uuids.add(attrs["uuid"]["string"])
+    assert len(seen_uuids) == 6
+
+
+def _device_class(name, expression):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+
+
+def _claim_template(name, class_name, count=1, selectors=()):
+    request = {"deviceClassName": class_name, "count": count}
+    if selectors:
+        request["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}}}}
+
+
+def _pod_with_template(name, template, restart="Always"):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+        "restartPolicy": restart,
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+        "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"claims": [{"name": "gpu"}]}}]}}
+
+
+@pytest.fixture(scope="session")
+def gpu_class(custom):
+    name = "lab-it-gpu"
+    body = _device_class(name, "device.driver == 'gpu.nvidia.com' && "
+                               "device.attributes['gpu.nvidia.com'].type == 'gpu'")
+    try:
+        custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", body)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    yield name
+    custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
+
+
+@pytest.mark.parametrize("count,selectors,expected_node", [
+    (1, (), None),
+    (2, ("device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'",), "node-b"),
+])
+def test_scheduler_allocates_a_claim_from_a_template(core, custom, namespace, plugin_everywhere, gpu_class,
+                                                     count, selectors, expected_node):
+    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaimtemplates",
+                                           _claim_template("gpus", gpu_class, count, selectors))
+    core.create_namespaced_pod(namespace, _pod_with_template("consumer", "gpus"))
+    pod = wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
+                          "pod consumer to run", timeout=60, namespace=namespace)
+    node = pod["spec"]["nodeName"]
+    if expected_node:
+        assert node == expected_node
+    claim_name = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+    claim = custom.get_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaims", claim_name)
+    assert claim["metadata"]["ownerReferences"][0]["name"] == "consumer", "kube-controller-manager made it"
+    results = claim["status"]["allocation"]["devices"]["results"]
+    assert len(results) == count
+    published = {d["name"] for s in _node_slices(custom, node) for d in s["spec"]["devices"]}
+    for result in results:
+        assert result["driver"] == DRIVER and result["pool"] == node
+        assert result["device"] in published
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["consumer"]
+
+
+def test_unsatisfiable_claim_leaves_the_pod_pending_with_the_schedulers_reason(
+        core, custom, namespace, plugin_everywhere, gpu_class):
+    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaimtemplates",
+                                           _claim_template("too-many", gpu_class, count=5))
+    core.create_namespaced_pod(namespace, _pod_with_template("greedy", "too-many"))
+
+    def unschedulable(pod):
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions)
+
+    pod = wait_for_object(core.list_namespaced_pod, unschedulable, "pod greedy to be marked unschedulable",
+                          timeout=60, namespace=namespace)
+    message = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"][0]["message"]
+    assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
+    assert "cannot allocate all claims" in message, message
+
+
+def test_pod_with_restart_policy_never_completes(core, namespace, plugin_everywhere, gpu_class, custom):
+    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaimtemplates",
+                                           _claim_template("one", gpu_class))
+    core.create_namespaced_pod(namespace, _pod_with_template("job", "one", restart="Never"))
+    pod = wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Succeeded",
+                          "pod job to complete", timeout=60, namespace=namespace)
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0

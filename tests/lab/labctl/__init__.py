@@ -1,0 +1,1 @@
+"""The dra.gpu lab: a real Kubernetes control plane with simulated GPU nodes (test tooling only)."""

@@ -1,0 +1,42 @@
+"""`lab.py build|up|down|status|env`: the one command line behind the Make targets."""
+
+import argparse
+import os
+import sys
+
+from labctl import build, cluster, config
+from labctl.processes import ComponentDied
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="lab.py", description="The dra.gpu lab: a real Kubernetes "
+                                     "control plane with simulated NVIDIA GPU nodes.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="compile etcd, helm and Kubernetes (LAB_K8S_VERSION) into the cache")
+    sub.add_parser("up", help="start the lab (safe on a running lab)")
+    sub.add_parser("down", help="stop the lab's processes and remove its run state")
+    sub.add_parser("status", help="show each component; exit 1 if one is down, 3 if never started")
+    env_parser = sub.add_parser("env", help="print shell export lines for kubectl, helm and ansible")
+    env_parser.add_argument("--venv-bin", default=os.path.join(os.path.dirname(sys.executable)))
+    args = parser.parse_args(argv)
+    try:
+        cfg = config.load()
+        if args.command == "build":
+            for name, path in sorted(build.build_all(cfg.k8s_version).items()):
+                print("%-24s %s" % (name, path))
+            return 0
+        if args.command == "up":
+            cluster.up(cfg)
+            return 0
+        if args.command == "down":
+            cluster.down(cfg)
+            return 0
+        if args.command == "status":
+            return cluster.status(cfg)
+        if args.command == "env":
+            print("\n".join(cluster.env_lines(cfg, args.venv_bin)))
+            return 0
+    except (config.ConfigError, build.BuildError, ComponentDied, TimeoutError) as exc:
+        print("lab: error: %s" % exc, file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,252 @@
+"""Bring the lab's control plane and simulator up and down as local processes."""
+
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.request
+
+from labctl import build, config, paths, pki
+from labctl.processes import Component, ComponentDied, log_tail, wait_for
+
+COMPONENT_ORDER = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "simulator")
+
+# The controllers the lab needs: DRA's claim controller, what namespaces, service
+# accounts and garbage collection rely on, and the workload controllers that roles
+# deploy through (DaemonSets for driver plugins, Deployments for operators, Jobs, PDBs
+# for drains). node-lifecycle is left out on purpose: simulated nodes do not heartbeat.
+CONTROLLERS = (
+    "resourceclaim-controller", "garbage-collector-controller", "namespace-controller",
+    "serviceaccount-controller", "serviceaccount-token-controller",
+    "root-ca-certificate-publisher-controller", "clusterrole-aggregation-controller",
+    "deployment-controller", "replicaset-controller", "daemonset-controller",
+    "statefulset-controller", "job-controller", "cronjob-controller", "ttl-after-finished-controller",
+    "disruption-controller", "pod-garbage-collector-controller", "endpointslice-controller",
+    "resourcequota-controller",
+)
+
+
+def _say(message):
+    print("lab: " + message, file=sys.stderr, flush=True)
+
+
+def _state_file(cfg):
+    return os.path.join(cfg.state_dir, "lab.json")
+
+
+def saved_state(cfg):
+    try:
+        with open(_state_file(cfg)) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def components(cfg):
+    return {name: Component(name, cfg.run_dir, cfg.state_dir) for name in COMPONENT_ORDER}
+
+
+def _kubeconfig_text(cfg, token, ca_file):
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dra-gpu-lab",
+        "clusters": [{"name": "dra-gpu-lab", "cluster": {"server": cfg.server_url, "certificate-authority": ca_file}}],
+        "users": [{"name": "lab-user", "user": {"token": token}}],
+        "contexts": [{"name": "dra-gpu-lab", "context": {"cluster": "dra-gpu-lab", "user": "lab-user"}}],
+    }, indent=2)
+
+
+def _write_kubeconfigs(cfg, files):
+    tokens = pki.tokens(files["tokens.csv"])
+    out = {}
+    for ident in tokens:
+        path = cfg.kubeconfig if ident == "admin" else os.path.join(cfg.pki_dir, ident + ".kubeconfig")
+        with open(path, "w") as handle:
+            handle.write(_kubeconfig_text(cfg, tokens[ident], files["ca.crt"]))
+        os.chmod(path, 0o600)
+        out[ident] = path
+    return out
+
+
+def _https_ok(url, ca_file, token=None):
+    context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl._create_unverified_context()
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(request, context=context, timeout=2) as response:
+        return response.status == 200
+
+
+def _http_ok(url):
+    with urllib.request.urlopen(url, timeout=2) as response:
+        return response.status == 200
+
+
+def _argv(cfg, name, bins, files, kubeconfigs, advertise):
+    if name == "etcd":
+        return [bins["etcd"], "--name=default", "--data-dir=" + os.path.join(cfg.state_dir, "etcd"),
+                "--listen-client-urls=http://127.0.0.1:%d" % cfg.etcd_port,
+                "--advertise-client-urls=http://127.0.0.1:%d" % cfg.etcd_port,
+                "--listen-peer-urls=http://127.0.0.1:%d" % cfg.etcd_peer_port,
+                "--initial-advertise-peer-urls=http://127.0.0.1:%d" % cfg.etcd_peer_port,
+                "--initial-cluster=default=http://127.0.0.1:%d" % cfg.etcd_peer_port,
+                "--listen-metrics-urls=", "--unsafe-no-fsync=true", "--log-level=warn"]
+    if name == "kube-apiserver":
+        return [bins["kube-apiserver"], "--etcd-servers=http://127.0.0.1:%d" % cfg.etcd_port,
+                "--bind-address=127.0.0.1", "--secure-port=%d" % cfg.apiserver_port,
+                "--advertise-address=" + advertise,
+                "--tls-cert-file=" + files["apiserver.crt"], "--tls-private-key-file=" + files["apiserver.key"],
+                "--client-ca-file=" + files["ca.crt"], "--token-auth-file=" + files["tokens.csv"],
+                "--authorization-mode=Node,RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--service-account-key-file=" + files["sa.key"],
+                "--service-account-signing-key-file=" + files["sa.key"],
+                "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
+                "--cert-dir=" + os.path.join(cfg.state_dir, "apiserver-certs"),
+                "--profiling=false", "--v=1"]
+    if name == "kube-controller-manager":
+        kc = kubeconfigs["controller-manager"]
+        return [bins["kube-controller-manager"], "--kubeconfig=" + kc,
+                "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+                "--bind-address=127.0.0.1", "--secure-port=%d" % cfg.controller_manager_port,
+                "--leader-elect=false", "--use-service-account-credentials=true",
+                "--controllers=" + ",".join(CONTROLLERS),
+                "--service-account-private-key-file=" + files["sa.key"], "--root-ca-file=" + files["ca.crt"],
+                "--concurrent-gc-syncs=5", "--profiling=false", "--v=1"]
+    if name == "kube-scheduler":
+        kc = kubeconfigs["scheduler"]
+        return [bins["kube-scheduler"], "--kubeconfig=" + kc,
+                "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+                "--bind-address=127.0.0.1", "--secure-port=%d" % cfg.scheduler_port,
+                "--leader-elect=false", "--profiling=false", "--v=1"]
+    if name == "simulator":
+        return [sys.executable, "-m", "labctl.sim", "--kubeconfig", kubeconfigs["simulator"],
+                "--topology", cfg.topology_file, "--driver-mode", cfg.driver_mode,
+                "--kubelet-version", "v" + cfg.k8s_version, "--state-dir", cfg.state_dir]
+    raise KeyError(name)
+
+
+def _readiness(cfg, name, files, tokens):
+    if name == "etcd":
+        return "etcd /health", lambda: _http_ok("http://127.0.0.1:%d/health" % cfg.etcd_port)
+    if name == "kube-apiserver":
+        return "kube-apiserver /readyz", lambda: _https_ok(cfg.server_url + "/readyz", files["ca.crt"], tokens["admin"])
+    if name == "kube-controller-manager":
+        return "kube-controller-manager /healthz", lambda: _https_ok(
+            "https://127.0.0.1:%d/healthz" % cfg.controller_manager_port, None)
+    if name == "kube-scheduler":
+        return "kube-scheduler /healthz", lambda: _https_ok("https://127.0.0.1:%d/healthz" % cfg.scheduler_port, None)
+    ready_file = os.path.join(cfg.run_dir, "simulator.ready")
+    return "the simulator to register its nodes", lambda: os.path.exists(ready_file)
+
+
+def up(cfg):
+    started = time.monotonic()
+    previous = saved_state(cfg)
+    procs = components(cfg)
+    if previous and any(c.running() for c in procs.values()):
+        if previous.get("k8s_version") != cfg.k8s_version or previous.get("driver_mode") != cfg.driver_mode \
+                or previous.get("topology_file") != cfg.topology_file:
+            raise config.ConfigError(
+                "a lab is already running with Kubernetes %s, driver mode %s, topology %s; "
+                "run `make lab-down` first to start one with Kubernetes %s, driver mode %s, topology %s"
+                % (previous.get("k8s_version"), previous.get("driver_mode"), previous.get("topology_file"),
+                   cfg.k8s_version, cfg.driver_mode, cfg.topology_file))
+    bins = build.build_all(cfg.k8s_version)
+    os.makedirs(cfg.run_dir, exist_ok=True)
+    advertise = (previous or {}).get("advertise_address") or config.advertise_address()
+    files = pki.ensure(cfg.pki_dir, advertise)
+    kubeconfigs = _write_kubeconfigs(cfg, files)
+    tokens = pki.tokens(files["tokens.csv"])
+    with open(_state_file(cfg), "w") as handle:
+        json.dump({"k8s_version": cfg.k8s_version, "driver_mode": cfg.driver_mode,
+                   "topology_file": cfg.topology_file, "advertise_address": advertise,
+                   "bin_dirs": sorted({os.path.dirname(p) for p in bins.values()})}, handle, indent=2)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(paths.REPO_ROOT, "tests", "lab")
+    waits = {"etcd": 60, "kube-apiserver": 120, "kube-controller-manager": 60, "kube-scheduler": 60,
+             "simulator": 180}
+    for name in COMPONENT_ORDER:
+        component = procs[name]
+        already = component.running()
+        if not already:
+            if name == "simulator":
+                _remove_quietly(os.path.join(cfg.run_dir, "simulator.ready"))
+            t0 = time.monotonic()
+            component.start(_argv(cfg, name, bins, files, kubeconfigs, advertise), env=env)
+        description, probe = _readiness(cfg, name, files, tokens)
+        wait_for(description, probe, waits[name], components=[component])
+        if not already:
+            _say("%-24s ready in %.1fs" % (name, time.monotonic() - t0))
+        else:
+            _say("%-24s already running" % name)
+    _say("lab is up (Kubernetes v%s, driver mode %s) in %.1fs; kubeconfig: %s"
+         % (cfg.k8s_version, cfg.driver_mode, time.monotonic() - started, cfg.kubeconfig))
+    _say('use it with: eval "$(make -s lab-env)"')
+
+
+def _remove_quietly(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def down(cfg):
+    procs = components(cfg)
+    stopped = []
+    for name in reversed(COMPONENT_ORDER):
+        if procs[name].stop():
+            stopped.append(name)
+    _say("stopped %s" % (", ".join(stopped) if stopped else "nothing (no lab process was running)"))
+    if os.environ.get("LAB_KEEP_STATE") != "1":
+        import shutil
+        for sub in ("etcd", "run", "apiserver-certs"):
+            shutil.rmtree(os.path.join(cfg.state_dir, sub), ignore_errors=True)
+
+
+def status(cfg):
+    """Print each component's state; returns 0 when everything runs."""
+    state = saved_state(cfg)
+    procs = components(cfg)
+    if not state and not any(c.running() for c in procs.values()):
+        print("lab: not started (run `make lab-up`)")
+        return 3
+    healthy = True
+    print("lab: Kubernetes v%s, driver mode %s, topology %s" % (
+        state.get("k8s_version"), state.get("driver_mode"), state.get("topology_file")))
+    for name in COMPONENT_ORDER:
+        pid = procs[name].pid()
+        if pid:
+            print("  %-24s running (pid %d)" % (name, pid))
+        else:
+            healthy = False
+            print("  %-24s NOT RUNNING; last lines of %s:" % (name, procs[name].log_file))
+            for line in log_tail(procs[name].log_file, 15).splitlines():
+                print("      " + line)
+    if healthy:
+        print("  kubeconfig: %s" % cfg.kubeconfig)
+    return 0 if healthy else 1
+
+
+def env_lines(cfg, venv_bin):
+    state = saved_state(cfg) or {}
+    bin_dirs = state.get("bin_dirs") or [
+        os.path.join(paths.k8s_build_dir(cfg.k8s_version), "bin"),
+        os.path.join(paths.tool_build_dir("helm", build.HELM_VERSION), "bin"),
+        os.path.join(paths.tool_build_dir("etcd", build.ETCD_VERSION), "bin"),
+    ]
+    path = ":".join(bin_dirs + [venv_bin, os.environ.get("PATH", "")])
+    collections = os.path.join(paths.REPO_ROOT, "build", "collections")
+    return [
+        "export KUBECONFIG=%s" % _quote(cfg.kubeconfig),
+        "export PATH=%s" % _quote(path),
+        "export ANSIBLE_COLLECTIONS_PATH=%s" % _quote(collections),
+    ]
+
+
+def _quote(value):
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+__all__ = ["up", "down", "status", "env_lines", "ComponentDied"]

@@ -1,0 +1,1 @@
+"""SIMULATED parts of the lab: GPU nodes and NVIDIA's DRA kubelet plugin (no hardware here)."""

@@ -1,0 +1,422 @@
+"""SIMULATED kubelets and NVIDIA DRA kubelet plugin for the lab's GPU nodes.
+
+What this stands in for, and why it is our own small agent rather than KWOK:
+- **kubelet (node side)**: registers Node objects with Ready status, GPU labels as Node
+  Feature Discovery and GPU Feature Discovery would set them, and a kubelet version.
+  Pods the real kube-scheduler binds to these nodes are moved to Running; pods with
+  ``restartPolicy: Never``/``OnFailure`` then complete; deleted pods are removed, as a
+  kubelet confirms a graceful deletion. No container runs.
+- **NVIDIA DRA driver's kubelet plugin**: publishes one ResourceSlice pool per node for
+  ``gpu.nvidia.com`` (see ``gpus.py``). In ``plugin`` mode, as on a real cluster, a node
+  publishes only while a kubelet-plugin pod of the driver's chart runs on it (pods
+  labelled ``dra-driver-nvidia-gpu-component=kubelet-plugin``, or the v25.x chart's
+  ``nvidia-dra-driver-gpu-component=kubelet-plugin``), and its slices are removed when
+  that pod goes. In ``always`` mode every GPU node publishes from the start.
+
+KWOK could keep nodes and pods alive, but the driver half has to watch pods and claims
+anyway, and one agent keeps the lab a single extra process that needs no further Go build.
+"""
+
+import datetime
+import hashlib
+import json
+import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from kubernetes import client, config as kube_config, watch
+from kubernetes.client.exceptions import ApiException
+
+from labctl.sim import gpus
+
+LOG = logging.getLogger("labsim")
+
+SIMULATED_ANNOTATION = "lab.dra.gpu/simulated-node"
+PLUGIN_POD_LABELS = (
+    ("dra-driver-nvidia-gpu-component", "kubelet-plugin"),
+    ("nvidia-dra-driver-gpu-component", "kubelet-plugin"),
+)
+CONTAINER_RUNTIME = "containerd://2.1.4-simulated"
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_plugin_pod(pod):
+    labels = pod["metadata"].get("labels") or {}
+    return any(labels.get(key) == value for key, value in PLUGIN_POD_LABELS)
+
+
+def node_object(node, kubelet_version):
+    devices = node["devices"]
+    full = [d for d in devices if d["attributes"]["type"]["string"] == "gpu"]
+    labels = {"kubernetes.io/hostname": node["name"], "kubernetes.io/os": "linux",
+              "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": "simulated"}
+    if devices:
+        first = devices[0]["attributes"]
+        labels.update({
+            "feature.node.kubernetes.io/pci-10de.present": "true",
+            "nvidia.com/gpu.present": "true",
+            "nvidia.com/gpu.product": first["productName"]["string"].replace(" ", "-"),
+            "nvidia.com/gpu.count": str(len({d["attributes"].get("parentUUID", d["attributes"]["uuid"])["string"]
+                                             for d in devices})),
+            "nvidia.com/mig.capable": str(any(d["attributes"]["type"]["string"] == "mig" for d in devices)).lower(),
+        })
+        if full:
+            labels["nvidia.com/gpu.memory"] = str(_mebibytes(full[0]["capacity"]["memory"]["value"]))
+    labels.update(node["labels"])
+    version = node.get("kubelet_version") or kubelet_version
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": node["name"], "labels": labels, "annotations": {SIMULATED_ANNOTATION: "true"}},
+        "spec": {"taints": node["taints"]} if node["taints"] else {},
+        "status": node_status(node["name"], version),
+    }
+
+
+def _mebibytes(quantity):
+    units = {"Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
+    return int(quantity[:-2]) * units[quantity[-2:]]
+
+
+def node_status(name, kubelet_version):
+    now = _now()
+    conditions = [{"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now,
+                   "lastTransitionTime": now} for t, r, m in (
+        ("MemoryPressure", "KubeletHasSufficientMemory", "simulated kubelet has sufficient memory"),
+        ("DiskPressure", "KubeletHasNoDiskPressure", "simulated kubelet has no disk pressure"),
+        ("PIDPressure", "KubeletHasSufficientPID", "simulated kubelet has sufficient PID available"))]
+    conditions.append({"type": "Ready", "status": "True", "reason": "KubeletReady",
+                       "message": "simulated kubelet is posting ready status (dra.gpu lab)",
+                       "lastHeartbeatTime": now, "lastTransitionTime": now})
+    resources = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+    return {
+        "capacity": resources, "allocatable": resources, "conditions": conditions,
+        "addresses": [{"type": "InternalIP", "address": "192.0.2.%d" % (_stable_byte(name) or 1)},
+                      {"type": "Hostname", "address": name}],
+        "nodeInfo": {"kubeletVersion": kubelet_version, "kubeProxyVersion": "",
+                     "containerRuntimeVersion": CONTAINER_RUNTIME, "operatingSystem": "linux",
+                     "architecture": "amd64", "osImage": "Simulated by the dra.gpu lab",
+                     "kernelVersion": "6.8.0-simulated", "machineID": _hash(name)[:32],
+                     "systemUUID": _hash(name + "/system")[:32], "bootID": _hash(name + "/boot")[:32]},
+    }
+
+
+def _hash(text):
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _stable_byte(text):
+    return int(_hash(text)[:2], 16)
+
+
+class Simulator:
+    def __init__(self, api_client, nodes, driver_mode, kubelet_version, ready_file=None):
+        self.api = api_client
+        self.core = client.CoreV1Api(api_client)
+        self.custom = client.CustomObjectsApi(api_client)
+        self.nodes = {n["name"]: n for n in nodes}
+        self.driver_mode = driver_mode
+        self.kubelet_version = kubelet_version
+        self.ready_file = ready_file
+        self.node_uids = {}
+        self.generations = {}
+        self.published = set()
+        self.plugin_pods = {}
+        self.pod_ips = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    # ----- ResourceSlices (the simulated DRA driver) -------------------------------------
+
+    def _slices_of(self, node_name):
+        items = self.custom.list_cluster_custom_object(
+            "resource.k8s.io", "v1", "resourceslices",
+            field_selector="spec.driver=%s,spec.nodeName=%s" % (gpus.DRIVER, node_name))["items"]
+        return items
+
+    def publish(self, node_name):
+        node = self.nodes[node_name]
+        if not node["devices"]:
+            return
+        existing = self._slices_of(node_name)
+        current = sorted((s["spec"].get("devices") or [] for s in existing), key=json.dumps)
+        wanted_devices = node["devices"]
+        generation = max([s["spec"]["pool"]["generation"] for s in existing] + [self.generations.get(node_name, 0)])
+        wanted_now = gpus.slice_specs(node_name, wanted_devices, generation or 1)
+        if existing and sorted((s["devices"] for s in wanted_now), key=json.dumps) == current \
+                and all(s["spec"]["pool"].get("resourceSliceCount") == len(wanted_now) for s in existing):
+            self.generations[node_name] = generation
+            self.published.add(node_name)
+            return
+        generation += 1
+        self.generations[node_name] = generation
+        for spec in gpus.slice_specs(node_name, wanted_devices, generation):
+            body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                    "metadata": {"generateName": "%s-%s-" % (node_name, gpus.DRIVER),
+                                 "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node_name,
+                                                      "uid": self.node_uids[node_name], "controller": True}]},
+                    "spec": spec}
+            self.custom.create_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", body)
+        for old in existing:
+            self._delete_slice(old["metadata"]["name"])
+        self.published.add(node_name)
+        LOG.info("published %d devices of %s in pool %s generation %d",
+                 len(wanted_devices), gpus.DRIVER, node_name, generation)
+
+    def unpublish(self, node_name):
+        for old in self._slices_of(node_name):
+            self._delete_slice(old["metadata"]["name"])
+        self.published.discard(node_name)
+        LOG.info("removed the %s slices of %s (no kubelet plugin runs there)", gpus.DRIVER, node_name)
+
+    def _delete_slice(self, name):
+        try:
+            self.custom.delete_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    # ----- Nodes (the simulated kubelets) ----------------------------------------------------
+
+    def register_node(self, node):
+        body = node_object(node, self.kubelet_version)
+        try:
+            created = self.core.create_node(body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            created = self.core.read_node(node["name"])
+        self.core.patch_node_status(node["name"], {"status": body["status"]})
+        self._clear_not_ready_taint(node["name"], created.spec.taints or [])
+        self.node_uids[node["name"]] = created.metadata.uid
+
+    def _clear_not_ready_taint(self, name, taints):
+        """The TaintNodesByCondition admission taints every new node not-ready; the
+        node-lifecycle controller would lift it once the kubelet reports Ready. The lab
+        runs no such controller, so the simulated kubelet lifts it itself."""
+        taints = [t if isinstance(t, dict) else t.to_dict() for t in taints]
+        kept = [t for t in taints if t.get("key") != "node.kubernetes.io/not-ready"]
+        if len(kept) != len(taints):
+            kept = [{k: v for k, v in t.items() if v is not None} for t in kept]
+            self.core.patch_node(name, {"spec": {"taints": kept or None}})
+
+    def register_nodes(self):
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(self.register_node, self.nodes.values()))
+        LOG.info("registered %d simulated nodes", len(self.nodes))
+
+    def keep_node_ready(self, node_obj):
+        conditions = {c["type"]: c for c in (node_obj.get("status") or {}).get("conditions") or []}
+        if conditions.get("Ready", {}).get("status") != "True":
+            name = node_obj["metadata"]["name"]
+            version = (self.nodes[name].get("kubelet_version") or self.kubelet_version)
+            self.core.patch_node_status(name, {"status": node_status(name, version)})
+            LOG.info("node %s reported Ready again", name)
+        self._clear_not_ready_taint(node_obj["metadata"]["name"], (node_obj.get("spec") or {}).get("taints") or [])
+
+    # ----- Pods ---------------------------------------------------------------------------------
+
+    def _pod_ip(self, pod):
+        key = pod["metadata"]["uid"]
+        if key not in self.pod_ips:
+            node_index = sorted(self.nodes).index(pod["spec"]["nodeName"]) % 250
+            self.pod_ips[key] = "10.244.%d.%d" % (node_index, 2 + len(self.pod_ips) % 250)
+        return self.pod_ips[key]
+
+    def handle_pod(self, event_type, pod):
+        spec, meta = pod["spec"], pod["metadata"]
+        node_name = spec.get("nodeName")
+        if node_name not in self.nodes:
+            return
+        key = (meta["namespace"], meta["name"])
+        status = pod.get("status") or {}
+        phase = status.get("phase")
+        plugin = is_plugin_pod(pod)
+        if event_type == "DELETED" or meta.get("deletionTimestamp"):
+            if plugin:
+                self._plugin_gone(key, node_name)
+            if event_type != "DELETED":
+                self._finish_deletion(pod)
+            return
+        if phase in (None, "Pending"):
+            self._set_running(pod)
+            return
+        if phase == "Running":
+            if plugin:
+                self._plugin_running(key, node_name)
+            if spec.get("restartPolicy") in ("Never", "OnFailure"):
+                self._set_succeeded(pod)
+
+    def _plugin_running(self, key, node_name):
+        with self.lock:
+            self.plugin_pods[key] = node_name
+            if self.driver_mode == "plugin" and node_name not in self.published:
+                self.publish(node_name)
+
+    def _plugin_gone(self, key, node_name):
+        with self.lock:
+            self.plugin_pods.pop(key, None)
+            still = node_name in self.plugin_pods.values()
+            if self.driver_mode == "plugin" and not still and node_name in self.published:
+                self.unpublish(node_name)
+
+    def _finish_deletion(self, pod):
+        meta = pod["metadata"]
+        try:
+            self.core.delete_namespaced_pod(meta["name"], meta["namespace"], grace_period_seconds=0,
+                                            body=client.V1DeleteOptions(
+                                                grace_period_seconds=0,
+                                                preconditions=client.V1Preconditions(uid=meta["uid"])))
+        except ApiException as exc:
+            if exc.status not in (404, 409):
+                raise
+
+    def _container_statuses(self, pod, state, ready):
+        statuses = []
+        for container in pod["spec"].get("containers") or []:
+            statuses.append({"name": container["name"], "image": container.get("image", ""),
+                             "imageID": "sim://" + container.get("image", ""),
+                             "containerID": "sim://%s/%s" % (pod["metadata"]["uid"], container["name"]),
+                             "ready": ready, "started": "running" in state, "restartCount": 0,
+                             "state": state})
+        return statuses
+
+    def _patch_status(self, pod, status):
+        meta = pod["metadata"]
+        try:
+            self.core.patch_namespaced_pod_status(meta["name"], meta["namespace"], {"status": status})
+        except ApiException as exc:
+            if exc.status not in (404, 409, 422):
+                raise
+
+    def _set_running(self, pod):
+        now = _now()
+        init = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True,
+                 "restartCount": 0, "containerID": "sim://%s/%s" % (pod["metadata"]["uid"], c["name"]),
+                 "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now,
+                                          "finishedAt": now}}}
+                for c in pod["spec"].get("initContainers") or []]
+        ip = self._pod_ip(pod)
+        status = {
+            "phase": "Running", "hostIP": self._host_ip(pod), "hostIPs": [{"ip": self._host_ip(pod)}],
+            "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+            "conditions": [self._condition(t, "True", now) for t in
+                           ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")],
+            "containerStatuses": self._container_statuses(pod, {"running": {"startedAt": now}}, True),
+        }
+        if init:
+            status["initContainerStatuses"] = init
+        self._patch_status(pod, status)
+
+    def _host_ip(self, pod):
+        return node_status(pod["spec"]["nodeName"], "")["addresses"][0]["address"]
+
+    @staticmethod
+    def _condition(kind, value, now, reason=None):
+        cond = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": now}
+        if reason:
+            cond["reason"] = reason
+        return cond
+
+    def _set_succeeded(self, pod):
+        now = _now()
+        started = now
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+            started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
+        state = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now}}
+        status = {
+            "phase": "Succeeded",
+            "conditions": [self._condition("PodReadyToStartContainers", "False", now),
+                           self._condition("Initialized", "True", now),
+                           self._condition("Ready", "False", now, "PodCompleted"),
+                           self._condition("ContainersReady", "False", now, "PodCompleted"),
+                           self._condition("PodScheduled", "True", now)],
+            "containerStatuses": self._container_statuses(pod, state, False),
+        }
+        self._patch_status(pod, status)
+
+    # ----- Watch loops --------------------------------------------------------------------
+
+    def _watch_forever(self, list_fn, handler, what, **kwargs):
+        """List, then watch from the list's resourceVersion; relist on 410 or a broken stream."""
+        while not self.stop.is_set():
+            try:
+                listing = list_fn(_preload_content=False, **kwargs)
+                data = json.loads(listing.data)
+                for item in data.get("items") or []:
+                    self._safely(handler, "ADDED", item, what)
+                version = data["metadata"]["resourceVersion"]
+                stream = watch.Watch()
+                for event in stream.stream(list_fn, resource_version=version, timeout_seconds=300,
+                                           allow_watch_bookmarks=True, **kwargs):
+                    if self.stop.is_set():
+                        stream.stop()
+                        break
+                    if event["type"] in ("BOOKMARK", "ERROR"):
+                        if event["type"] == "ERROR":
+                            break
+                        continue
+                    self._safely(handler, event["type"], event["raw_object"], what)
+            except ApiException as exc:
+                if exc.status != 410:
+                    LOG.warning("%s watch failed (%s); relisting", what, exc.reason)
+                    self.stop.wait(1.0)
+            except Exception as exc:  # noqa: BLE001 - a dropped connection must not end the agent
+                LOG.warning("%s watch interrupted (%s); relisting", what, exc)
+                self.stop.wait(1.0)
+
+    @staticmethod
+    def _safely(handler, event_type, obj, what):
+        try:
+            handler(event_type, obj)
+        except ApiException as exc:
+            LOG.warning("%s %s: API error %s %s", what, obj.get("metadata", {}).get("name"), exc.status, exc.reason)
+        except Exception:  # noqa: BLE001
+            LOG.exception("%s handler failed", what)
+
+    def _node_event(self, event_type, node_obj):
+        name = node_obj["metadata"]["name"]
+        if event_type == "DELETED" or name not in self.nodes:
+            return
+        self.keep_node_ready(node_obj)
+
+    def run(self):
+        self.register_nodes()
+        if self.driver_mode == "always":
+            for name in self.nodes:
+                self.publish(name)
+        else:
+            # A restarted agent may find slices whose plugin pod is gone; the pod watch's
+            # initial list republishes those that still have one.
+            for name in self.nodes:
+                if self.nodes[name]["devices"] and self._slices_of(name):
+                    self.unpublish(name)
+        threads = [
+            threading.Thread(target=self._watch_forever, daemon=True,
+                             args=(self.core.list_pod_for_all_namespaces, self.handle_pod, "pod")),
+            threading.Thread(target=self._watch_forever, daemon=True,
+                             args=(self.core.list_node, self._node_event, "node"),
+                             kwargs={"label_selector": "node.kubernetes.io/instance-type=simulated"}),
+        ]
+        for thread in threads:
+            thread.start()
+        if self.ready_file:
+            with open(self.ready_file, "w") as handle:
+                handle.write(_now())
+        LOG.info("simulator ready: %d nodes, driver mode %s", len(self.nodes), self.driver_mode)
+        while not self.stop.is_set():
+            self.stop.wait(1.0)
+
+
+def load_client(kubeconfig):
+    return kube_config.new_client_from_config(config_file=kubeconfig)
+
+
+def ready_file_for(state_dir):
+    return os.path.join(state_dir, "run", "simulator.ready")
+
+
+__all__ = ["Simulator", "load_client", "ready_file_for"]

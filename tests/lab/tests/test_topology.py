@@ -1,0 +1,87 @@
+"""Pure logic of the lab's simulated driver: topologies and the devices they publish."""
+
+import os
+
+import pytest
+
+from labctl.sim import gpus, topology
+
+TOPOLOGIES = os.path.join(os.path.dirname(__file__), "..", "topologies")
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "topo.yml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_default_topology_is_the_seed_example():
+    nodes = {n["name"]: n for n in topology.load(os.path.join(TOPOLOGIES, "default.yml"))}
+    assert sorted(nodes) == ["node-a", "node-b"]
+    assert [d["name"] for d in nodes["node-a"]["devices"]] == ["gpu-0", "gpu-1"]
+    assert {d["attributes"]["productName"]["string"] for d in nodes["node-b"]["devices"]} == {"NVIDIA L4"}
+    assert all(d["capacity"]["memory"]["value"] == "24Gi" for n in nodes.values() for d in n["devices"])
+
+
+def test_uuids_are_stable_and_unique():
+    first = topology.load(os.path.join(TOPOLOGIES, "default.yml"))
+    second = topology.load(os.path.join(TOPOLOGIES, "default.yml"))
+    uuids = [d["attributes"]["uuid"]["string"] for n in first for d in n["devices"]]
+    assert uuids == [d["attributes"]["uuid"]["string"] for n in second for d in n["devices"]]
+    assert len(set(uuids)) == len(uuids)
+    assert all(u.startswith("GPU-") and len(u) == 40 for u in uuids)
+
+
+def test_attribute_types_match_the_real_driver():
+    device = gpus.node_devices("n", [{"model": "A100-40GB", "count": 1}])[0]
+    kinds = {k: next(iter(v)) for k, v in device["attributes"].items()}
+    assert kinds["type"] == kinds["uuid"] == kinds["productName"] == kinds["brand"] == "string"
+    assert kinds["cudaComputeCapability"] == kinds["driverVersion"] == kinds["cudaDriverVersion"] == "version"
+    assert kinds["resource.kubernetes.io/pciBusID"] == "string"
+    assert kinds["resource.kubernetes.io/numaNode"] == "int"
+
+
+def test_mig_devices_are_named_and_sized_like_the_driver():
+    nodes = topology.load(os.path.join(TOPOLOGIES, "mixed-mig.yml"))
+    mig_node = [n for n in nodes if n["name"] == "gpu-a100-mig"][0]
+    names = [d["name"] for d in mig_node["devices"]]
+    assert names == ["gpu-0-mig-3g.20gb-0-0", "gpu-0-mig-2g.10gb-1-4", "gpu-0-mig-1g.5gb-2-6",
+                     "gpu-0-mig-1g.5gb-3-7"]
+    small = mig_node["devices"][2]
+    assert small["attributes"]["type"] == {"string": "mig"}
+    assert small["attributes"]["uuid"]["string"].startswith("MIG-")
+    assert small["attributes"]["parentUUID"]["string"] == gpus.gpu_uuid("gpu-a100-mig", 0)
+    assert small["capacity"]["memory"] == {"value": "4864Mi"}
+    assert [n for n in nodes if n["name"] == "cpu-0"][0]["devices"] == []
+
+
+def test_mig_profiles_that_do_not_fit_are_refused(tmp_path):
+    path = _write(tmp_path, "nodes: [{name: x, gpus: [{model: A100-40GB, mig: [7g.40gb, 1g.5gb]}]}]")
+    with pytest.raises(gpus.TopologyError, match="do not fit"):
+        topology.load(path)
+
+
+def test_unknown_model_names_the_known_ones(tmp_path):
+    path = _write(tmp_path, "nodes: [{name: x, gpus: [{model: GTX480}]}]")
+    with pytest.raises(gpus.TopologyError, match="known models: .*A10"):
+        topology.load(path)
+
+
+def test_scale_topology_has_a_thousand_nodes_of_eight():
+    nodes = topology.load(os.path.join(TOPOLOGIES, "scale-1000.yml"))
+    assert len(nodes) == 1000 and nodes[0]["name"] == "gpu-node-000" and nodes[-1]["name"] == "gpu-node-999"
+    assert sum(len(n["devices"]) for n in nodes) == 8000
+
+
+def test_more_than_128_devices_split_into_one_pool_of_several_slices():
+    devices = [{"name": "gpu-%d" % i} for i in range(300)]
+    specs = gpus.slice_specs("big", devices, generation=3)
+    assert [len(s["devices"]) for s in specs] == [128, 128, 44]
+    assert {(s["pool"]["name"], s["pool"]["generation"], s["pool"]["resourceSliceCount"]) for s in specs} \
+        == {("big", 3, 3)}
+
+
+def test_too_many_nodes_are_refused(tmp_path):
+    path = _write(tmp_path, "node_groups: [{name_prefix: n-, count: 1001}]")
+    with pytest.raises(gpus.TopologyError, match="at most 1000"):
+        topology.load(path)
