@@ -10,6 +10,12 @@ mkdir -p "$dest"
 # Tracked and new-but-not-ignored files only: no venv, lab state or build output.
 (cd "$here" && git ls-files -z --cached --others --exclude-standard) \
   | (cd "$here" && xargs -0 -r tar --no-recursion -cf - 2>/dev/null) | tar -xf - -C "$dest" 2>/dev/null || true
+# Dependencies (kubernetes.core, from the pinned `ansible` package) beside the copy, where
+# ansible-test looks for them: validate-modules resolves their doc fragments there.
+deps="$dest/../.."
+site=$("$here/.venv/bin/python" -c 'import ansible_collections.kubernetes.core as c; print(list(c.__path__)[0])')
+mkdir -p "$deps/kubernetes"
+rm -rf "$deps/kubernetes/core" && cp -r "$site" "$deps/kubernetes/core"
 cd "$dest"
 # ansible-test bootstraps pip in its sanity virtualenvs with a script it downloads from a
 # host these machines cannot reach; give it our PyPI-based stand-in under the cached name.

@@ -1,12 +1,39 @@
 """Fixtures for tests against the running lab (KUBECONFIG from `lab.py env`)."""
 
+import functools
 import os
+import sys
 import uuid
 
 import pytest
 from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
 
 from waiting import wait_for_object
+
+# The collection's module_utils, importable as Ansible sees them (build/collections).
+for _path in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(":"):
+    if _path and _path not in sys.path:
+        sys.path.insert(0, _path)
+
+DRIVER = "gpu.nvidia.com"
+PLUGIN_LABEL = {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}
+EXPECTED = {"node-a": ("NVIDIA A10", 2), "node-b": ("NVIDIA L4", 4)}
+DRIVER_NAMESPACE = "lab-dra-driver"
+
+
+def slices_lister(custom):
+    return functools.partial(custom.list_cluster_custom_object, "resource.k8s.io", "v1", "resourceslices")
+
+
+def plugin_daemonset(name, node_selector=None):
+    """A DaemonSet whose pods carry the DRA chart's kubelet-plugin label (the lab's driver watches it)."""
+    template_spec = {"containers": [{"name": "plugin", "image": "registry.k8s.io/pause:3.10"}]}
+    if node_selector:
+        template_spec["nodeSelector"] = node_selector
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": PLUGIN_LABEL},
+                     "template": {"metadata": {"labels": PLUGIN_LABEL}, "spec": template_spec}}}
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +62,65 @@ def namespace(core):
                     "the default service account in " + name, timeout=30, namespace=name)
     yield name
     core.delete_namespace(name)
+
+
+@pytest.fixture(scope="session")
+def plugin_everywhere(api, custom):
+    """The simulated driver's kubelet plugin on every node, as the DRA chart deploys it."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    ns = DRIVER_NAMESPACE
+    try:
+        core.create_namespace({"metadata": {"name": ns}})
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    try:
+        apps.create_namespaced_daemon_set(ns, plugin_daemonset("dra-driver-nvidia-gpu-kubelet-plugin"))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    for node in EXPECTED:
+        wait_for_object(slices_lister(custom), functools.partial(lambda n, s: s["spec"].get("nodeName") == n, node),
+                        "a ResourceSlice for " + node, timeout=60)
+    yield
+    core.delete_namespace(ns)
+
+
+@pytest.fixture(scope="session")
+def gpu_class(custom):
+    name = "lab-it-gpu"
+    expression = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+    try:
+        custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", body)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    yield name
+    custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
+
+
+def run_module(module, args, check_mode=False, diff=False):
+    """Run one collection module through ansible-playbook (as users do); return its result."""
+    import json
+    import subprocess
+    import tempfile
+
+    import yaml
+    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local",
+             "tasks": [{"name": "run", module: args, "register": "out", "ignore_errors": True,
+                        "check_mode": check_mode, "diff": diff}]}]
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
+        yaml.safe_dump(play, handle)
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    proc = subprocess.run(["ansible-playbook", "-e", "ansible_python_interpreter=" + sys.executable, handle.name],
+                          capture_output=True, text=True, env=env, check=False)
+    os.unlink(handle.name)
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError("ansible-playbook printed no JSON (rc %s): %s %s"
+                             % (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
+    return report["plays"][0]["tasks"][0]["hosts"]["localhost"]

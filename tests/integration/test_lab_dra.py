@@ -7,13 +7,11 @@ import os
 import subprocess
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
+from conftest import EXPECTED, plugin_daemonset as _plugin_daemonset
 from waiting import wait_for_object, wait_until_gone
 
 DRIVER = "gpu.nvidia.com"
-PLUGIN_LABEL = {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}
-EXPECTED = {"node-a": ("NVIDIA A10", 2), "node-b": ("NVIDIA L4", 4)}
 
 
 def _slices(custom):
@@ -23,15 +21,6 @@ def _slices(custom):
 def _node_slices(custom, node):
     return [s for s in custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceslices")["items"]
             if s["spec"].get("nodeName") == node and s["spec"]["driver"] == DRIVER]
-
-
-def _plugin_daemonset(name, node_selector=None):
-    template_spec = {"containers": [{"name": "plugin", "image": "registry.k8s.io/pause:3.10"}]}
-    if node_selector:
-        template_spec["nodeSelector"] = node_selector
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
-            "spec": {"selector": {"matchLabels": PLUGIN_LABEL},
-                     "template": {"metadata": {"labels": PLUGIN_LABEL}, "spec": template_spec}}}
 
 
 def test_server_reports_its_true_version(api):
@@ -74,29 +63,6 @@ def test_plugin_mode_publishes_only_where_a_plugin_pod_runs(api, custom, namespa
                     "node-a's ResourceSlices", timeout=60)
 
 
-@pytest.fixture(scope="session")
-def plugin_everywhere(api, custom):
-    """The simulated driver's kubelet plugin on every node, as the DRA chart deploys it."""
-    from kubernetes import client
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    ns = "lab-dra-driver"
-    try:
-        core.create_namespace({"metadata": {"name": ns}})
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    try:
-        apps.create_namespaced_daemon_set(ns, _plugin_daemonset("dra-driver-nvidia-gpu-kubelet-plugin"))
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    for node in EXPECTED:
-        wait_for_object(_slices(custom), functools.partial(lambda n, s: s["spec"].get("nodeName") == n, node),
-                        "a ResourceSlice for " + node, timeout=60)
-    yield
-    core.delete_namespace(ns)
-
-
 def test_slices_look_like_nvidias_driver(custom, plugin_everywhere):
     seen_uuids = set()
     for node, (product, count) in EXPECTED.items():
@@ -119,11 +85,6 @@ def test_slices_look_like_nvidias_driver(custom, plugin_everywhere):
     assert len(seen_uuids) == 6
 
 
-def _device_class(name, expression):
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
-            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
-
-
 def _claim_template(name, class_name, count=1, selectors=()):
     request = {"deviceClassName": class_name, "count": count}
     if selectors:
@@ -138,20 +99,6 @@ def _pod_with_template(name, template, restart="Always"):
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
         "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
                         "resources": {"claims": [{"name": "gpu"}]}}]}}
-
-
-@pytest.fixture(scope="session")
-def gpu_class(custom):
-    name = "lab-it-gpu"
-    body = _device_class(name, "device.driver == 'gpu.nvidia.com' && "
-                               "device.attributes['gpu.nvidia.com'].type == 'gpu'")
-    try:
-        custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", body)
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    yield name
-    custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
 
 
 @pytest.mark.parametrize("count,selectors,expected_node", [

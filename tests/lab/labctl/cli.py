@@ -15,6 +15,8 @@ def main(argv):
     sub.add_parser("build", help="compile etcd, helm and Kubernetes (LAB_K8S_VERSION) into the cache")
     sub.add_parser("up", help="start the lab (safe on a running lab)")
     sub.add_parser("down", help="stop the lab's processes and remove its run state")
+    restart_parser = sub.add_parser("restart", help="restart one component of a running lab")
+    restart_parser.add_argument("component")
     sub.add_parser("status", help="show each component; exit 1 if one is down, 3 if never started")
     env_parser = sub.add_parser("env", help="print shell export lines for kubectl, helm and ansible")
     env_parser.add_argument("--venv-bin", default=os.path.join(os.path.dirname(sys.executable)))
@@ -30,6 +32,9 @@ def main(argv):
             return 0
         if args.command == "down":
             cluster.down(cfg)
+            return 0
+        if args.command == "restart":
+            cluster.restart(cfg, args.component)
             return 0
         if args.command == "status":
             return cluster.status(cfg)

@@ -1,0 +1,146 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One way to reach the Kubernetes API: kubernetes.core's authentication, our own calls.
+
+The connection options (kubeconfig, context, host, api_key, certificates, proxy and the
+``K8S_AUTH_*`` variables) are exactly kubernetes.core's, resolved by its ``get_api_client``,
+so ``module_defaults`` written for kubernetes.core work here too. The collection then talks
+through the plain ``kubernetes`` ApiClient underneath, because DRA waits need list paging,
+resource versions and watches that the dynamic client's helpers do not expose.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+try:
+    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    HAS_K8S_CORE = True
+    K8S_CORE_IMPORT_ERROR = None
+except ImportError as exc:
+    HAS_K8S_CORE = False
+    K8S_CORE_IMPORT_ERROR = exc
+    AUTH_ARG_SPEC = {}
+
+try:
+    from kubernetes import client as k8s_client
+    from kubernetes.client.exceptions import ApiException
+    HAS_KUBERNETES = True
+    KUBERNETES_IMPORT_ERROR = None
+except ImportError as exc:
+    HAS_KUBERNETES = False
+    KUBERNETES_IMPORT_ERROR = exc
+
+    class ApiException(Exception):
+        status = None
+
+RESOURCE_GROUP = "resource.k8s.io"
+RESOURCE_VERSION = "v1"
+
+
+def auth_argument_spec():
+    """kubernetes.core's connection options, copied so callers may extend them."""
+    return copy.deepcopy(AUTH_ARG_SPEC)
+
+
+def check_libraries(module):
+    """Fail the module with an install hint when a library is missing."""
+    from ansible.module_utils.basic import missing_required_lib
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=str(KUBERNETES_IMPORT_ERROR))
+    if not HAS_K8S_CORE:
+        module.fail_json(msg="the kubernetes.core collection is required: it comes with the `ansible` package, "
+                             "or install it with ansible-galaxy collection install kubernetes.core",
+                         exception=str(K8S_CORE_IMPORT_ERROR))
+
+
+class _ModuleShim:
+    """What kubernetes.core's ``get_api_client`` reads from a module, for a plain AnsibleModule."""
+
+    def __init__(self, module):
+        self.params = module.params
+        self.check_mode = False
+        self.server_side_dry_run = False
+        self._module = module
+
+    def requires(self, *args, **kwargs):
+        return True
+
+    def fail_json(self, **kwargs):
+        self._module.fail_json(**kwargs)
+
+
+def api_client(module):
+    """A kubernetes ApiClient configured from the module's connection options."""
+    return get_api_client(module=_ModuleShim(module)).client.client
+
+
+class Kube:
+    """The few typed calls the collection needs, over one ApiClient."""
+
+    def __init__(self, api):
+        self.api = api
+        self.custom = k8s_client.CustomObjectsApi(api)
+        self.core = k8s_client.CoreV1Api(api)
+
+    def list_all(self, list_fn, page_size=500, **kwargs):
+        """Every item of a list call, page by page; returns (items, resourceVersion)."""
+        items, token, version = [], None, None
+        while True:
+            page = list_fn(limit=page_size, _continue=token, **kwargs) if token else list_fn(limit=page_size, **kwargs)
+            page = page if isinstance(page, dict) else self.api.sanitize_for_serialization(page)
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            version = meta.get("resourceVersion") or version
+            token = meta.get("continue")
+            if not token:
+                return items, version
+
+    def list_resource(self, plural, namespace=None, **kwargs):
+        if namespace:
+            return self.list_all(lambda **kw: self.custom.list_namespaced_custom_object(
+                RESOURCE_GROUP, RESOURCE_VERSION, namespace, plural, **kw), **kwargs)
+        return self.list_all(lambda **kw: self.custom.list_cluster_custom_object(
+            RESOURCE_GROUP, RESOURCE_VERSION, plural, **kw), **kwargs)
+
+    def slices(self, driver=None):
+        selector = "spec.driver=%s" % driver if driver else None
+        return self.list_resource("resourceslices", field_selector=selector) if selector \
+            else self.list_resource("resourceslices")
+
+    def claims(self):
+        return self.list_resource("resourceclaims")[0]
+
+    def node_names(self, label_selector):
+        items, _version = self.list_all(self.core.list_node, label_selector=label_selector)
+        return sorted(n["metadata"]["name"] for n in items)
+
+    def server_version(self):
+        info = k8s_client.VersionApi(self.api).get_code()
+        return info.git_version
+
+    def serves_resource_v1(self):
+        try:
+            groups = k8s_client.ApisApi(self.api).get_api_versions()
+        except ApiException:
+            return False
+        for group in groups.groups or []:
+            if group.name == RESOURCE_GROUP:
+                return any(v.version == RESOURCE_VERSION for v in group.versions or [])
+        return False
+
+
+def api_error_message(exc):
+    """The API server's own message from an ApiException, else its text."""
+    import json
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            return json.loads(body).get("message") or str(exc)
+        except (TypeError, ValueError):
+            return str(body)
+    return str(exc)

@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Bounded, resumable watches shared by every wait in the collection.
+
+A wait lists once, then watches from the list's resourceVersion and re-checks its
+condition on every event, so it returns as soon as the awaited object appears. An expired
+watch (410 Gone) or a dropped connection (an API server restart) leads to a fresh list;
+nothing is missed because the condition is evaluated on the relisted state. Every wait
+has a deadline, and on timeout reports what it last saw.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+try:
+    from kubernetes import watch as k8s_watch
+    from kubernetes.client.exceptions import ApiException
+except ImportError:  # reported by the module through client.check_libraries
+    k8s_watch = None
+
+    class ApiException(Exception):
+        status = None
+
+# The longest a single watch request stays open; shorter than any proxy's idle timeout.
+MAX_WATCH_SECONDS = 60
+RECONNECT_PAUSE = 0.5
+
+
+class WaitTimeout(Exception):
+    def __init__(self, message, state):
+        super(WaitTimeout, self).__init__(message)
+        self.state = state
+
+
+class _Expired(Exception):
+    pass
+
+
+class ObjectStore:
+    """The current set of objects, keyed by namespace/name, as the watch keeps it."""
+
+    def __init__(self):
+        self.objects = {}
+
+    @staticmethod
+    def key(obj):
+        meta = obj.get("metadata") or {}
+        return "%s/%s" % (meta.get("namespace") or "", meta.get("name"))
+
+    def replace(self, items):
+        self.objects = dict((self.key(i), i) for i in items)
+
+    def apply(self, event_type, obj):
+        if event_type == "DELETED":
+            self.objects.pop(self.key(obj), None)
+        else:
+            self.objects[self.key(obj)] = obj
+
+    def items(self):
+        return list(self.objects.values())
+
+
+def wait_until(lister, watcher, condition, timeout, description, clock=time.monotonic, sleep=time.sleep):
+    """Wait until ``condition(items)`` returns a truthy value, and return that value.
+
+    ``lister()`` returns ``(items, resource_version)``; ``watcher(resource_version, seconds)``
+    returns an iterable of ``(type, object)`` events. ``condition`` gets the current list of
+    objects. Returns ``(result, stats)`` where stats counts relists and reconnects.
+    """
+    deadline = clock() + timeout
+    store = ObjectStore()
+    stats = {"relists": 0, "reconnects": 0, "events": 0}
+    last_error = None
+    while True:
+        try:
+            items, version = lister()
+            stats["relists"] += 1
+            store.replace(items)
+            result = condition(store.items())
+            if result:
+                return result, stats
+            while True:
+                remaining = deadline - clock()
+                if remaining <= 0:
+                    break
+                for event_type, obj in watcher(version, min(MAX_WATCH_SECONDS, max(1, int(remaining + 0.999)))):
+                    if event_type == "ERROR":
+                        if (obj or {}).get("code") == 410:
+                            raise _Expired()
+                        raise _Expired()
+                    version = ((obj or {}).get("metadata") or {}).get("resourceVersion") or version
+                    if event_type == "BOOKMARK":
+                        continue
+                    stats["events"] += 1
+                    store.apply(event_type, obj)
+                    result = condition(store.items())
+                    if result:
+                        return result, stats
+                    if clock() >= deadline:
+                        break
+        except _Expired:
+            last_error = "watch expired (410), relisted"
+        except ApiException as exc:
+            if getattr(exc, "status", None) not in (410, 429, 500, 502, 503, 504, None, 0):
+                raise
+            last_error = "API error %s, reconnected" % getattr(exc, "status", "?")
+            stats["reconnects"] += 1
+            sleep(RECONNECT_PAUSE)
+        except Exception as exc:  # noqa: BLE001 - connection refused/reset while the API server restarts
+            last_error = "connection lost (%s), reconnected" % type(exc).__name__
+            stats["reconnects"] += 1
+            sleep(RECONNECT_PAUSE)
+        if clock() >= deadline:
+            raise WaitTimeout("timed out after %ss waiting for %s%s" % (
+                timeout, description, "; last watch problem: %s" % last_error if last_error else ""),
+                store.items())
+
+
+def kube_watcher(list_fn, api_client, **kwargs):
+    """A ``watcher`` for :func:`wait_until` over a kubernetes list function."""
+    def watcher(version, seconds):
+        stream = k8s_watch.Watch()
+        for event in stream.stream(list_fn, resource_version=version, timeout_seconds=seconds,
+                                   allow_watch_bookmarks=True, _request_timeout=seconds + 10, **kwargs):
+            obj = event.get("raw_object")
+            if not isinstance(obj, dict):
+                obj = api_client.sanitize_for_serialization(event.get("object"))
+            yield event["type"], obj
+    return watcher

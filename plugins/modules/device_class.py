@@ -1,0 +1,191 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: device_class
+short_description: Manage a DRA DeviceClass, validated by the API server and previewed against live devices
+version_added: 0.1.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - Creates, updates or deletes a DeviceClass (C(resource.k8s.io/v1)).
+  - Before applying, a server-side dry run validates the class, so a bad CEL expression fails with the API
+    server's own message and nothing is created.
+  - The API server does not check attribute names, so a class that was accepted may still match nothing.
+    This module previews which live devices the class matches by evaluating its selectors locally (cel-python
+    plus Kubernetes' C(device) variable, quantity and semver functions) and returns RV(matched_devices).
+    With O(require_match=true) it fails, before changing anything, when nothing matches, and lists what the
+    drivers do publish. Where the preview cannot evaluate an expression it says so instead of guessing.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  name:
+    description: Name of the DeviceClass.
+    type: str
+    required: true
+  state:
+    description: Whether the class should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  selectors:
+    description:
+      - CEL expressions over C(device); a device belongs to the class when all of them are true.
+      - For example V(device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu').
+    type: list
+    elements: str
+    default: []
+  config:
+    description:
+      - Driver configuration passed to every claim of this class, as in C(spec.config).
+      - "Each entry looks like C({opaque: {driver: gpu.nvidia.com, parameters: {...}}})."
+    type: list
+    elements: dict
+  extended_resource_name:
+    description:
+      - Let pods request this class through an extended resource (C(spec.extendedResourceName)), for example
+        V(example.com/gpu).
+      - Refused with an explanation where the API server does not keep the field (Kubernetes 1.35 without
+        the C(DRAExtendedResource) feature gate).
+    type: str
+  labels:
+    description: Labels to set on the class. Labels set by others are kept.
+    type: dict
+  require_match:
+    description:
+      - Fail, before changing anything, when the preview finds no live device matching the class, or when the
+        preview cannot evaluate the selectors.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Validates with a server-side dry run and previews matches, without changing the cluster.
+  diff_mode:
+    support: full
+    description: Shows the labels and spec before and after.
+requirements:
+  - kubernetes >= 34.1.0
+  - cel-python >= 0.5.0
+"""
+
+EXAMPLES = r"""
+- name: A class for any full NVIDIA GPU, which must match something
+  dra.gpu.device_class:
+    name: gpu.nvidia.com
+    selectors:
+      - device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'
+    require_match: true
+
+- name: GPUs with at least 16Gi of memory
+  dra.gpu.device_class:
+    name: gpu-16gi
+    selectors:
+      - device.driver == 'gpu.nvidia.com'
+      - device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('16Gi')) >= 0
+
+- name: MIG slices of one profile
+  dra.gpu.device_class:
+    name: mig-1g
+    selectors:
+      - >-
+        device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' &&
+        device.attributes['gpu.nvidia.com'].profile == '1g.5gb'
+
+- name: Remove a class
+  dra.gpu.device_class:
+    name: gpu-16gi
+    state: absent
+"""
+
+RETURN = r"""
+device_class:
+  description: The DeviceClass as the API server returned it (the dry-run result in check mode).
+  returned: when O(state=present)
+  type: dict
+matched_devices:
+  description:
+    - Live devices the class matches, by the local preview; V(null) when the preview could not evaluate the selectors.
+  returned: when O(state=present)
+  type: list
+  elements: dict
+  sample:
+    - {node: node-a, driver: gpu.nvidia.com, pool: node-a, name: gpu-0, model: NVIDIA A10, memory: 24Gi}
+preview:
+  description:
+    - C(evaluated) (false, with C(reason), when the expressions use something the local preview cannot evaluate),
+      C(devices_considered) and C(runtime_errors) (devices on which an expression fails at run time, which
+      leaves pods Pending on a real cluster).
+  returned: when O(state=present)
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client
+from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
+
+EXTENDED_RESOURCE_HELP = (
+    "this API server (%s) does not keep spec.extendedResourceName: the DRAExtendedResource feature is alpha "
+    "and off by default in Kubernetes 1.35 and beta from 1.36. Remove extended_resource_name, or enable the "
+    "DRAExtendedResource feature gate on the API server and scheduler")
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(
+        name=dict(type="str", required=True),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        selectors=dict(type="list", elements="str", default=[]),
+        config=dict(type="list", elements="dict"),
+        extended_resource_name=dict(type="str"),
+        labels=dict(type="dict"),
+        require_match=dict(type="bool", default=False),
+    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    client.check_libraries(module)
+    params = module.params
+    try:
+        kube = client.Kube(client.api_client(module))
+        classes = dc.DeviceClasses(kube)
+        live = classes.get(params["name"])
+        if params["state"] == "absent":
+            if live is not None:
+                classes.delete(params["name"], dry_run=module.check_mode)
+            module.exit_json(changed=live is not None,
+                             diff={"before": dc.comparable(live) or {}, "after": {}})
+        dc.validate_input(params["selectors"], params["config"])
+        body = dc.desired_object(params["name"], params["selectors"], params["config"],
+                                 params["extended_resource_name"], dc.merge_labels(live, params["labels"]))
+        dry = classes.write(body, live, dry_run=True)
+        if params["extended_resource_name"] and not (dry.get("spec") or {}).get("extendedResourceName"):
+            raise dc.DeviceClassError(EXTENDED_RESOURCE_HELP % kube.server_version())
+        slices_now, _version = kube.slices()
+        result = dc.preview(params["selectors"], slices_now)
+        if params["require_match"]:
+            if not result["evaluated"]:
+                raise dc.DeviceClassError("require_match cannot be checked: %s" % result["reason"], preview=result)
+            if not result["matched_devices"]:
+                lines = dc.explain_no_match(params["selectors"], slices_now)
+                raise dc.DeviceClassError("DeviceClass %s would match no device: %s"
+                                          % (params["name"], "; ".join(lines)), explanation=lines, preview=result)
+        changed = dc.comparable(live) != dc.comparable(dry)
+        applied = dry
+        if changed and not module.check_mode:
+            applied = classes.write(body, live, dry_run=False)
+    except dc.DeviceClassError as exc:
+        module.fail_json(msg=str(exc), **exc.details)
+    except client.ApiException as exc:
+        module.fail_json(msg="DeviceClass %s: %s" % (params["name"], client.api_error_message(exc)))
+    module.exit_json(changed=changed, device_class=applied, matched_devices=result["matched_devices"],
+                     preview=result, diff={"before": dc.comparable(live) or {}, "after": dc.comparable(dry)})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""dra.gpu.resource_slice_info and dra.gpu.resource_slice_wait against the lab."""
+
+import os
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+
+from conftest import DRIVER_NAMESPACE, run_module
+from waiting import wait_for_object
+
+RESOURCE = ("resource.k8s.io", "v1", "resourceslices")
+
+
+def _slice(driver, pool, node, generation=1, count=1, devices=("dev-0",)):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"generateName": "%s-%s-" % (pool, driver)},
+            "spec": {"driver": driver, "nodeName": node,
+                     "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+                     "devices": [{"name": d, "attributes": {"model": {"string": "it-model"}},
+                                  "capacity": {"memory": {"value": "1Gi"}}} for d in devices]}}
+
+
+@pytest.fixture
+def test_driver(custom):
+    """A driver name of this test's own; its slices are removed afterwards."""
+    driver = "it-%s.example.com" % uuid.uuid4().hex[:6]
+    yield driver
+    for item in custom.list_cluster_custom_object(*RESOURCE, field_selector="spec.driver=" + driver)["items"]:
+        custom.delete_cluster_custom_object(*RESOURCE, item["metadata"]["name"])
+
+
+def test_info_lists_every_gpu_with_a_summary(plugin_everywhere):
+    result = run_module("dra.gpu.resource_slice_info", {"driver": "gpu.nvidia.com"})
+    summary = result["summary"]
+    assert summary["by_node"]["node-a"]["count"] == 2 and summary["by_node"]["node-b"]["count"] == 4
+    assert summary["by_model"]["NVIDIA L4"]["memory"] == "96Gi"
+    assert summary["total"]["count"] == 6 and summary["total"]["memory"] == "144Gi"
+    device = result["devices"][0]
+    assert device["node"] == "node-a" and device["name"] == "gpu-0" and device["pool"] == "node-a"
+    assert device["attributes"]["productName"] == "NVIDIA A10"
+    assert device["attributes"]["resource.kubernetes.io/pciBusID"].startswith("0000:")
+    assert device["capacity"]["memory"] == "24Gi"
+
+
+def test_info_filters(plugin_everywhere):
+    by_selector = run_module("dra.gpu.resource_slice_info", {"node_selector": "nvidia.com/gpu.product=NVIDIA-L4"})
+    assert {d["node"] for d in by_selector["devices"]} == {"node-b"}
+    by_pool = run_module("dra.gpu.resource_slice_info", {"pool": "node-a", "driver": "gpu.nvidia.com"})
+    assert [d["name"] for d in by_pool["devices"]] == ["gpu-0", "gpu-1"]
+    by_nodes = run_module("dra.gpu.resource_slice_info", {"nodes": ["node-b"], "driver": "no.such.driver"})
+    assert by_nodes["devices"] == [] and by_nodes["summary"]["total"]["count"] == 0
+
+
+def test_info_shows_which_claim_and_pod_hold_a_device(plugin_everywhere, gpu_class, core, custom, namespace):
+    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "held"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu_class}}]}}})
+    core.create_namespaced_pod(namespace, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder"}, "spec": {
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "held"}],
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "gpu"}]}}]}})
+    wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
+                    "pod holder to run", timeout=60, namespace=namespace)
+    result = run_module("dra.gpu.resource_slice_info", {"driver": "gpu.nvidia.com"})
+    held = [d for d in result["devices"] if d["claim"] == namespace + "/held"]
+    assert len(held) == 1 and held[0]["allocated"] and held[0]["pods"] == [namespace + "/holder"]
+    assert result["summary"]["total"]["allocated"] >= 1
+
+
+def test_info_counts_only_complete_newest_pool_generations(custom, test_driver):
+    custom.create_cluster_custom_object(*RESOURCE, _slice(test_driver, "p1", "node-a", 1, 1, ("old-0",)))
+    custom.create_cluster_custom_object(*RESOURCE, _slice(test_driver, "p1", "node-a", 2, 2, ("new-0",)))
+    half = run_module("dra.gpu.resource_slice_info", {"driver": test_driver})
+    assert half["devices"] == []
+    assert half["ignored_pools"][0]["pool"] == "p1" and "1 of 2" in half["ignored_pools"][0]["reason"]
+    custom.create_cluster_custom_object(*RESOURCE, _slice(test_driver, "p1", "node-a", 2, 2, ("new-1",)))
+    full = run_module("dra.gpu.resource_slice_info", {"driver": test_driver})
+    assert sorted(d["name"] for d in full["devices"]) == ["new-0", "new-1"] and full["ignored_pools"] == []
+
+
+def _wait_in_thread(api, driver, timeout=30, **goal):
+    """Run the module's wait logic (module_utils, as the module does) in a thread."""
+    from ansible_collections.dra.gpu.plugins.module_utils import client, slice_wait, slices
+    outcome = {}
+
+    def run():
+        try:
+            kube = client.Kube(api)
+            outcome["result"] = slice_wait.wait_for_devices(kube, slices.Filters(driver=driver),
+                                                            slice_wait.Goal(**goal), timeout)
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            outcome["error"] = exc
+        outcome["done"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_wait_returns_within_a_second_of_the_slice_appearing(api, custom, test_driver):
+    thread, outcome = _wait_in_thread(api, test_driver, min_devices=2)
+    time.sleep(1.0)  # let the wait reach its watch; the measured interval starts after this
+    assert "done" not in outcome, "the wait must not finish before the slices exist"
+    custom.create_cluster_custom_object(*RESOURCE, _slice(test_driver, "p", "node-a", devices=("d0", "d1")))
+    published = time.monotonic()
+    thread.join(30)
+    assert "error" not in outcome, outcome.get("error")
+    latency = outcome["done"] - published
+    assert latency < 1.0, "returned %.2fs after the slice appeared" % latency
+    assert outcome["result"]["summary"]["total"]["count"] == 2
+
+
+def test_wait_survives_an_api_server_restart(api, custom, test_driver):
+    thread, outcome = _wait_in_thread(api, test_driver, timeout=90, min_devices=1)
+    time.sleep(1.0)
+    lab = os.path.join(os.path.dirname(__file__), "..", "lab", "lab.py")
+    subprocess.run([os.environ.get("LAB_PYTHON", "python"), lab, "restart", "kube-apiserver"], check=True)
+    assert "done" not in outcome, outcome
+    custom.create_cluster_custom_object(*RESOURCE, _slice(test_driver, "p", "node-b"))
+    thread.join(60)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["watch"]["reconnects"] >= 1
+    assert outcome["result"]["summary"]["total"]["count"] == 1
+
+
+def test_wait_module_succeeds_per_node(plugin_everywhere):
+    result = run_module("dra.gpu.resource_slice_wait", {
+        "driver": "gpu.nvidia.com", "node_selector": "nvidia.com/gpu.present=true", "min_devices_per_node": 2,
+        "selector": "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('16Gi')) >= 0", "timeout": 30})
+    assert not result.get("failed"), result.get("msg")
+    assert set(result["summary"]["by_node"]) == {"node-a", "node-b"} and result["elapsed"] < 5
+
+
+def test_wait_module_timeout_explains_what_is_missing(plugin_everywhere):
+    result = run_module("dra.gpu.resource_slice_wait", {
+        "driver": "gpu.nvidia.com", "nodes": ["node-a", "node-b"], "min_devices_per_node": 3, "timeout": 2,
+        "driver_namespace": DRIVER_NAMESPACE})
+    assert result["failed"]
+    assert "node-a (2 of 3)" in result["msg"] and "node-b" not in result["msg"].split("short of devices:")[1][:40]
+    assert "drivers that did publish: gpu.nvidia.com" in result["msg"]
+    assert result["plugin_pods"] and all(p["phase"] == "Running" for p in result["plugin_pods"])
+
+
+def test_wait_module_names_a_missing_driver_install(plugin_everywhere):
+    result = run_module("dra.gpu.resource_slice_wait", {
+        "driver": "gpu.example.com", "min_devices": 1, "timeout": 1, "driver_namespace": "nowhere"})
+    assert result["failed"]
+    assert "no kubelet-plugin pod" in result["msg"] and "nowhere" in result["msg"]

@@ -1,0 +1,66 @@
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.dra.gpu.plugins.module_utils import inventory
+
+
+def make_slice(name, pool, generation, count, devices, driver="gpu.nvidia.com", node=None):
+    return {"metadata": {"name": name}, "spec": {
+        "driver": driver, "nodeName": node or pool,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+        "devices": [{"name": d, "attributes": {"productName": {"string": "NVIDIA L4"}, "type": {"string": "gpu"},
+                                               "resource.kubernetes.io/numaNode": {"int": 1}},
+                     "capacity": {"memory": {"value": "24Gi"}}} for d in devices]}}
+
+
+def test_only_the_newest_complete_generation_counts():
+    slices = [make_slice("a1", "node-a", 1, 1, ["gpu-0"]),
+              make_slice("a2", "node-a", 2, 1, ["gpu-0", "gpu-1"]),
+              make_slice("b1", "node-b", 3, 2, ["gpu-0"])]
+    usable, problems = inventory.usable_pools(slices)
+    assert [s["metadata"]["name"] for s in usable] == ["a2"]
+    assert problems == [{"driver": "gpu.nvidia.com", "pool": "node-b", "generation": 3,
+                         "reason": "incomplete: 1 of 2 slices published"}]
+
+
+def test_a_pool_with_duplicate_device_names_is_invalid():
+    slices = [make_slice("x1", "p", 1, 2, ["gpu-0"]), make_slice("x2", "p", 1, 2, ["gpu-0"])]
+    usable, problems = inventory.usable_pools(slices)
+    assert usable == [] and "duplicate" in problems[0]["reason"]
+
+
+def test_devices_are_flattened_and_allocations_attached():
+    slices = [make_slice("a", "node-a", 1, 1, ["gpu-10", "gpu-2", "gpu-1"])]
+    result = {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-a", "device": "gpu-2"}
+    claims = [{"metadata": {"namespace": "ns", "name": "c"},
+               "status": {"allocation": {"devices": {"results": [result]}},
+                          "reservedFor": [{"resource": "pods", "name": "p", "uid": "1"}]}}]
+    devices, _problems = inventory.devices_from_slices(slices, claims)
+    assert [d["name"] for d in devices] == ["gpu-1", "gpu-2", "gpu-10"]
+    held = devices[1]
+    assert held["allocated"] and held["claim"] == "ns/c" and held["pods"] == ["ns/p"]
+    assert held["attributes"] == {"productName": "NVIDIA L4", "type": "gpu", "resource.kubernetes.io/numaNode": 1}
+    assert held["capacity"] == {"memory": "24Gi"}
+
+
+def test_summary_counts_per_node_driver_and_model():
+    slices = [make_slice("a", "node-a", 1, 1, ["gpu-0", "gpu-1"]), make_slice("b", "node-b", 1, 1, ["gpu-0"])]
+    claims = [{"metadata": {"namespace": "n", "name": "c"}, "status": {"allocation": {"devices": {"results": [
+        {"driver": "gpu.nvidia.com", "pool": "node-b", "device": "gpu-0"}]}}}}]
+    devices, _problems = inventory.devices_from_slices(slices, claims)
+    summary = inventory.summarize(devices)
+    assert summary["total"] == {"count": 3, "allocated": 1, "free": 2, "memory_bytes": 3 * 24 * 2 ** 30,
+                                "memory": "72Gi"}
+    assert summary["by_node"]["node-b"]["allocated"] == 1
+    assert summary["by_model"]["NVIDIA L4"]["count"] == 3
+    assert summary["by_driver"]["gpu.nvidia.com"]["free"] == 2
+
+
+def test_filters():
+    slices = [make_slice("a", "node-a", 1, 1, ["gpu-0"]), make_slice("b", "node-b", 1, 1, ["gpu-0"], driver="x.io")]
+    devices, _problems = inventory.devices_from_slices(slices)
+    assert [d["node"] for d in inventory.filter_devices(devices, driver="x.io")] == ["node-b"]
+    assert [d["node"] for d in inventory.filter_devices(devices, nodes=["node-a"])] == ["node-a"]
+    assert inventory.filter_devices(devices, nodes=[]) == []
+    assert [d["pool"] for d in inventory.filter_devices(devices, pool="node-b")] == ["node-b"]

@@ -1,0 +1,75 @@
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.dra.gpu.plugins.module_utils import watch
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def obj(name, rv):
+    return {"metadata": {"name": name, "resourceVersion": str(rv)}}
+
+
+def test_returns_from_the_initial_list_when_already_satisfied():
+    result, stats = watch.wait_until(lambda: ([obj("a", 1)], "1"), lambda rv, s: iter(()),
+                                     lambda items: len(items) or None, 10, "a")
+    assert result == 1 and stats["relists"] == 1
+
+
+def test_relists_after_an_expired_watch_and_sees_what_it_missed():
+    lists = [([], "1"), ([obj("a", 5)], "5")]
+    watches = [[("ERROR", {"code": 410})]]
+    result, stats = watch.wait_until(lambda: lists.pop(0), lambda rv, s: iter(watches.pop(0) if watches else []),
+                                     lambda items: len(items) or None, 10, "a")
+    assert result == 1 and stats["relists"] == 2
+
+
+def test_reconnects_when_the_connection_drops():
+    clock = FakeClock()
+
+    def watcher(rv, seconds):
+        if not hasattr(watcher, "failed"):
+            watcher.failed = True
+            raise ConnectionResetError("api server restarting")
+        return iter([("ADDED", obj("a", 7))])
+
+    result, stats = watch.wait_until(lambda: ([], "1"), watcher, lambda items: len(items) or None, 10, "a",
+                                     clock=clock, sleep=clock.sleep)
+    assert result == 1 and stats["reconnects"] == 1
+
+
+def test_deleted_events_remove_objects_and_bookmarks_are_ignored():
+    events = [("ADDED", obj("a", 2)), ("BOOKMARK", obj("", 3)), ("DELETED", obj("a", 4)), ("ADDED", obj("b", 5)),
+              ("ADDED", obj("c", 6))]
+    seen = []
+
+    def condition(items):
+        seen.append(sorted(i["metadata"]["name"] for i in items))
+        return len(items) == 2 or None
+
+    watch.wait_until(lambda: ([], "1"), lambda rv, s: iter(events), condition, 10, "two")
+    assert seen == [[], ["a"], [], ["b"], ["b", "c"]]
+
+
+def test_times_out_with_what_it_last_saw():
+    clock = FakeClock()
+
+    def watcher(rv, seconds):
+        clock.now += seconds
+        return iter([])
+
+    with pytest.raises(watch.WaitTimeout, match="timed out after 5s waiting for slices") as info:
+        watch.wait_until(lambda: ([obj("a", 1)], "1"), watcher, lambda items: None, 5, "slices", clock=clock)
+    assert [i["metadata"]["name"] for i in info.value.state] == ["a"]
