@@ -5,12 +5,25 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 lab() { "$root/.venv/bin/python" "$root/tests/lab/lab.py" "$@"; }
-trap 'lab down || true' EXIT
+on_exit() {
+  local code=$?
+  if [ "$code" -ne 0 ] && [ -d "${LAB_STATE_DIR:-}/run" ]; then
+    # The simulator writes its threads' stacks to its log on SIGUSR1.
+    [ -f "$LAB_STATE_DIR/run/simulator.pid" ] && kill -USR1 "$(cat "$LAB_STATE_DIR/run/simulator.pid")" 2>/dev/null && sleep 1
+    for log in "$LAB_STATE_DIR"/run/*.log; do
+      echo "--- last lines of $log"; tail -n 30 "$log"
+    done
+  fi
+  lab down || true
+  exit "$code"
+}
+trap on_exit EXIT
 t0=$SECONDS
 lab up
 echo "integration: lab up in $((SECONDS - t0))s"
 eval "$(lab env --venv-bin "$root/.venv/bin")"
 python -m pytest -q -p no:cacheprovider tests/integration "$@"
+export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
 if compgen -G "molecule/*/molecule.yml" >/dev/null; then
   for scenario in molecule/*/; do
     name=$(basename "$scenario")

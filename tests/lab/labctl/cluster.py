@@ -222,8 +222,12 @@ def down(cfg):
     _say("stopped %s" % (", ".join(stopped) if stopped else "nothing (no lab process was running)"))
     if os.environ.get("LAB_KEEP_STATE") != "1":
         import shutil
-        for sub in ("etcd", "run", "apiserver-certs"):
+        for sub in ("etcd", "apiserver-certs"):
             shutil.rmtree(os.path.join(cfg.state_dir, sub), ignore_errors=True)
+        # Logs stay until the next `up` (they are appended to, with a start marker), so a
+        # failed test run can still be read afterwards.
+        _remove_quietly(os.path.join(cfg.run_dir, "simulator.ready"))
+        _remove_quietly(_state_file(cfg))
 
 
 def status(cfg):

@@ -1,6 +1,7 @@
 """Run the lab simulator: `python -m labctl.sim --kubeconfig ... --topology ...`."""
 
 import argparse
+import faulthandler
 import logging
 import signal
 import sys
@@ -21,6 +22,8 @@ def main():
     sim = agent.Simulator(agent.load_client(args.kubeconfig), nodes, args.driver_mode,
                           args.kubelet_version, agent.ready_file_for(args.state_dir))
     signal.signal(signal.SIGTERM, lambda *_: sim.stop.set())
+    # `kill -USR1 <pid>` writes every thread's stack to the log, for a simulator that seems stuck.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     sim.run()
     return 0
 

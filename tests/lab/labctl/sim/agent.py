@@ -38,6 +38,8 @@ PLUGIN_POD_LABELS = (
     ("nvidia-dra-driver-gpu-component", "kubelet-plugin"),
 )
 CONTAINER_RUNTIME = "containerd://2.1.4-simulated"
+# A full relist this often corrects anything a dropped watch missed (an API server restart).
+RESYNC_SECONDS = 30
 
 
 def _now():
@@ -123,7 +125,6 @@ class Simulator:
         self.ready_file = ready_file
         self.node_uids = {}
         self.generations = {}
-        self.published = set()
         self.plugin_pods = {}
         self.pod_ips = {}
         self.lock = threading.Lock()
@@ -149,7 +150,6 @@ class Simulator:
         if existing and sorted((s["devices"] for s in wanted_now), key=json.dumps) == current \
                 and all(s["spec"]["pool"].get("resourceSliceCount") == len(wanted_now) for s in existing):
             self.generations[node_name] = generation
-            self.published.add(node_name)
             return
         generation += 1
         self.generations[node_name] = generation
@@ -162,14 +162,12 @@ class Simulator:
             self.custom.create_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", body)
         for old in existing:
             self._delete_slice(old["metadata"]["name"])
-        self.published.add(node_name)
         LOG.info("published %d devices of %s in pool %s generation %d",
                  len(wanted_devices), gpus.DRIVER, node_name, generation)
 
     def unpublish(self, node_name):
         for old in self._slices_of(node_name):
             self._delete_slice(old["metadata"]["name"])
-        self.published.discard(node_name)
         LOG.info("removed the %s slices of %s (no kubelet plugin runs there)", gpus.DRIVER, node_name)
 
     def _delete_slice(self, name):
@@ -231,37 +229,51 @@ class Simulator:
         node_name = spec.get("nodeName")
         if node_name not in self.nodes:
             return
-        key = (meta["namespace"], meta["name"])
-        status = pod.get("status") or {}
-        phase = status.get("phase")
-        plugin = is_plugin_pod(pod)
-        if event_type == "DELETED" or meta.get("deletionTimestamp"):
-            if plugin:
-                self._plugin_gone(key, node_name)
-            if event_type != "DELETED":
-                self._finish_deletion(pod)
-            return
-        if phase in (None, "Pending"):
+        phase = (pod.get("status") or {}).get("phase")
+        deleting = event_type == "DELETED" or bool(meta.get("deletionTimestamp"))
+        if deleting and event_type != "DELETED":
+            self._finish_deletion(pod)
+        elif phase in (None, "Pending"):
             self._set_running(pod)
+        elif phase == "Running" and spec.get("restartPolicy") in ("Never", "OnFailure"):
+            self._set_succeeded(pod)
+        if is_plugin_pod(pod):
+            self._track_plugin(pod, active=not deleting and phase == "Running")
+
+    def _track_plugin(self, pod, active):
+        """Level-triggered: after any change to a kubelet-plugin pod, make its node's slices
+        match whether a plugin pod runs there, whatever events came before."""
+        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        node_name = pod["spec"]["nodeName"]
+        with self.lock:
+            if active:
+                self.plugin_pods[key] = node_name
+            else:
+                self.plugin_pods.pop(key, None)
+            self._reconcile_node(node_name)
+
+    def _reconcile_node(self, node_name):
+        if self.driver_mode != "plugin" or not self.nodes[node_name]["devices"]:
             return
-        if phase == "Running":
-            if plugin:
-                self._plugin_running(key, node_name)
-            if spec.get("restartPolicy") in ("Never", "OnFailure"):
-                self._set_succeeded(pod)
+        wanted = node_name in self.plugin_pods.values()
+        has_slices = bool(self._slices_of(node_name))
+        if wanted and not has_slices:
+            self.publish(node_name)
+        elif not wanted and has_slices:
+            self.unpublish(node_name)
 
-    def _plugin_running(self, key, node_name):
+    def resync_plugins(self, pods):
+        """Rebuild the kubelet-plugin view from a full pod list and make the slices match it."""
+        running = {}
+        for pod in pods:
+            node = pod["spec"].get("nodeName")
+            if node in self.nodes and is_plugin_pod(pod) and not pod["metadata"].get("deletionTimestamp") \
+                    and (pod.get("status") or {}).get("phase") == "Running":
+                running[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = node
         with self.lock:
-            self.plugin_pods[key] = node_name
-            if self.driver_mode == "plugin" and node_name not in self.published:
-                self.publish(node_name)
-
-    def _plugin_gone(self, key, node_name):
-        with self.lock:
-            self.plugin_pods.pop(key, None)
-            still = node_name in self.plugin_pods.values()
-            if self.driver_mode == "plugin" and not still and node_name in self.published:
-                self.unpublish(node_name)
+            self.plugin_pods = running
+            for name in self.nodes:
+                self._reconcile_node(name)
 
     def _finish_deletion(self, pod):
         meta = pod["metadata"]
@@ -340,18 +352,22 @@ class Simulator:
 
     # ----- Watch loops --------------------------------------------------------------------
 
-    def _watch_forever(self, list_fn, handler, what, **kwargs):
-        """List, then watch from the list's resourceVersion; relist on 410 or a broken stream."""
+    def _watch_forever(self, list_fn, handler, what, on_relist=None, **kwargs):
+        """List, then watch from the list's resourceVersion; relist on 410, a broken stream,
+        or every RESYNC_SECONDS, so that anything missed while disconnected is corrected."""
         while not self.stop.is_set():
             try:
-                listing = list_fn(_preload_content=False, **kwargs)
+                listing = list_fn(_preload_content=False, _request_timeout=30, **kwargs)
                 data = json.loads(listing.data)
                 for item in data.get("items") or []:
                     self._safely(handler, "ADDED", item, what)
+                if on_relist:
+                    self._safely(lambda _type, items: on_relist(items), "RELIST", data.get("items") or [], what)
                 version = data["metadata"]["resourceVersion"]
                 stream = watch.Watch()
-                for event in stream.stream(list_fn, resource_version=version, timeout_seconds=300,
-                                           allow_watch_bookmarks=True, **kwargs):
+                for event in stream.stream(list_fn, resource_version=version, timeout_seconds=RESYNC_SECONDS,
+                                           allow_watch_bookmarks=True, _request_timeout=RESYNC_SECONDS + 15,
+                                           **kwargs):
                     if self.stop.is_set():
                         stream.stop()
                         break
@@ -373,7 +389,8 @@ class Simulator:
         try:
             handler(event_type, obj)
         except ApiException as exc:
-            LOG.warning("%s %s: API error %s %s", what, obj.get("metadata", {}).get("name"), exc.status, exc.reason)
+            name = obj.get("metadata", {}).get("name") if isinstance(obj, dict) else event_type
+            LOG.warning("%s %s: API error %s %s", what, name, exc.status, exc.reason)
         except Exception:  # noqa: BLE001
             LOG.exception("%s handler failed", what)
 
@@ -388,15 +405,12 @@ class Simulator:
         if self.driver_mode == "always":
             for name in self.nodes:
                 self.publish(name)
-        else:
-            # A restarted agent may find slices whose plugin pod is gone; the pod watch's
-            # initial list republishes those that still have one.
-            for name in self.nodes:
-                if self.nodes[name]["devices"] and self._slices_of(name):
-                    self.unpublish(name)
+        # In plugin mode the pod watch's first list (resync_plugins) removes slices whose
+        # plugin pod is gone, e.g. after the agent itself restarted.
         threads = [
             threading.Thread(target=self._watch_forever, daemon=True,
-                             args=(self.core.list_pod_for_all_namespaces, self.handle_pod, "pod")),
+                             args=(self.core.list_pod_for_all_namespaces, self.handle_pod, "pod"),
+                             kwargs={"on_relist": self.resync_plugins}),
             threading.Thread(target=self._watch_forever, daemon=True,
                              args=(self.core.list_node, self._node_event, "node"),
                              kwargs={"label_selector": "node.kubernetes.io/instance-type=simulated"}),
@@ -412,7 +426,12 @@ class Simulator:
 
 
 def load_client(kubeconfig):
-    return kube_config.new_client_from_config(config_file=kubeconfig)
+    api = kube_config.new_client_from_config(config_file=kubeconfig)
+    # No call may hang forever (an API server that restarts can leave a connection half
+    # open); watches set their own, longer timeouts per request.
+    import urllib3
+    api.rest_client.pool_manager.connection_pool_kw["timeout"] = urllib3.Timeout(connect=5, read=30)
+    return api
 
 
 def ready_file_for(state_dir):

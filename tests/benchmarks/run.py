@@ -1,0 +1,210 @@
+"""Benchmarks, side by side in one run: `make benchmarks` (or python tests/benchmarks/run.py).
+
+1. wait: how long after a ResourceSlice appears a playbook notices it, with
+   dra.gpu.resource_slice_wait (a watch) and with kubernetes.core.k8s_info in an
+   until/retries loop with delay 5 (what playbooks do today). Median of N runs each.
+2. inventory: dra.gpu.resource_slice_info over 1,000 simulated nodes x 8 GPUs, against
+   `kubectl get resourceslices -o json` plus a minimal per-node count. Wall time and
+   peak memory (largest process) of each.
+3. lab: `lab up` (warm build cache) with the default topology and with 1,000 nodes.
+
+Each benchmark starts its own lab (own state directory and ports) and stops it. Machines
+here are noisy, so compare the ratios printed in the same run rather than absolute times.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
+RESULTS = os.path.join(ROOT, "tests", "benchmarks", "results")
+
+
+def lab_env(name, port_base, mode="always", topology=None):
+    env = dict(os.environ, LAB_STATE_DIR=os.path.join(ROOT, ".lab", "bench-" + name),
+               LAB_PORT_BASE=str(port_base), LAB_DRIVER_MODE=mode)
+    if topology:
+        env["LAB_TOPOLOGY"] = os.path.join(ROOT, "tests", "lab", "topologies", topology)
+    return env
+
+
+def lab_up(env):
+    t0 = time.monotonic()
+    subprocess.run(LAB + ["up"], env=env, check=True, stderr=subprocess.DEVNULL)
+    elapsed = time.monotonic() - t0
+    exports = subprocess.run(LAB + ["env", "--venv-bin", os.path.dirname(sys.executable)], env=env, check=True,
+                             capture_output=True, text=True).stdout
+    for line in exports.splitlines():
+        key, value = line[len("export "):].split("=", 1)
+        env[key] = value.strip("'")
+    return elapsed
+
+
+def lab_down(env):
+    subprocess.run(LAB + ["down"], env=env, check=False, stderr=subprocess.DEVNULL)
+
+
+def playbook(env, tasks, callback="ansible.posix.json"):
+    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local", "tasks": tasks}]
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
+        json.dump(play, handle)
+    run_env = dict(env, ANSIBLE_STDOUT_CALLBACK=callback, ANSIBLE_LOCALHOST_WARNING="false",
+                   ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    cmd = ["ansible-playbook", "-e", "ansible_python_interpreter=" + sys.executable, handle.name]
+    return cmd, run_env, handle.name
+
+
+def _iso_to_epoch(text):
+    import datetime
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def _create_slice(env, driver):
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": driver.split(".", maxsplit=1)[0]},
+            "spec": {"driver": driver, "nodeName": "node-a",
+                     "pool": {"name": "bench", "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": "dev-0"}]}}
+    subprocess.run(["kubectl", "create", "-f", "-"], input=json.dumps(body), text=True, env=env, check=True,
+                   capture_output=True)
+    return time.time()
+
+
+def wait_once(env, method, head_start):
+    driver = "bench-%s.example.com" % uuid.uuid4().hex[:8]
+    if method == "resource_slice_wait":
+        task = {"name": "wait", "dra.gpu.resource_slice_wait": {"driver": driver, "min_devices": 1, "timeout": 60}}
+    else:
+        task = {"name": "wait", "kubernetes.core.k8s_info": {
+            "api_version": "resource.k8s.io/v1", "kind": "ResourceSlice", "field_selectors": ["spec.driver=" + driver]},
+            "register": "found", "until": "found.resources | length > 0", "retries": 12, "delay": 5}
+    cmd, run_env, path = playbook(env, [task])
+    proc = subprocess.Popen(cmd, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    time.sleep(head_start)  # give ansible-playbook time to reach the waiting task
+    created = _create_slice(env, driver)
+    out, _err = proc.communicate(timeout=120)
+    os.unlink(path)
+    subprocess.run(["kubectl", "delete", "resourceslice", driver.split(".", maxsplit=1)[0]], env=env, capture_output=True,
+                   check=False)
+    task_report = json.loads(out)["plays"][0]["tasks"][0]
+    started = _iso_to_epoch(task_report["task"]["duration"]["start"])
+    ended = _iso_to_epoch(task_report["task"]["duration"]["end"])
+    if started > created:
+        return None  # the slice existed before the wait began: not a latency sample
+    return ended - created
+
+
+def bench_wait(runs):
+    env = lab_env("wait", 36700)
+    lab_up(env)
+    try:
+        samples = {}
+        for method in ("resource_slice_wait", "k8s_info until/retries (delay 5)"):
+            values = []
+            while len(values) < runs:
+                value = wait_once(env, method, head_start=6.0)
+                if value is not None:
+                    values.append(value)
+            samples[method] = values
+    finally:
+        lab_down(env)
+    watch_median = statistics.median(samples["resource_slice_wait"])
+    poll_median = statistics.median(samples["k8s_info until/retries (delay 5)"])
+    return {"runs": runs, "samples": samples,
+            "median_seconds": {k: round(statistics.median(v), 3) for k, v in samples.items()},
+            "max_seconds": {k: round(max(v), 3) for k, v in samples.items()},
+            "ratio_poll_over_watch": round(poll_median / watch_median, 1)}
+
+
+def measured(cmd, env, stdin=None):
+    """Wall time and peak RSS (MiB, largest process of the command's tree) of one command."""
+    helper = ("import resource, subprocess, sys, time, json;"
+              "t=time.monotonic();"
+              "p=subprocess.run(json.loads(sys.argv[1]), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True);"
+              "w=time.monotonic()-t;"
+              "print(json.dumps([p.returncode, w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.stderr[-500:]]))")
+    out = subprocess.run([sys.executable, "-c", helper, json.dumps(cmd)], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    code, wall, maxrss_kib, err = json.loads(out)
+    if code != 0:
+        raise RuntimeError("%s failed: %s" % (cmd[0], err))
+    return round(wall, 2), round(maxrss_kib / 1024.0, 1)
+
+
+KUBECTL_AGGREGATE = """
+import json, subprocess, collections
+data = json.loads(subprocess.run(["kubectl", "get", "resourceslices", "-o", "json"],
+                                 capture_output=True, check=True).stdout)
+per_node = collections.Counter()
+for item in data["items"]:
+    per_node[item["spec"].get("nodeName")] += len(item["spec"].get("devices") or [])
+print(len(per_node), sum(per_node.values()))
+"""
+
+
+def bench_inventory(runs):
+    env = lab_env("scale", 36800, topology="scale-1000.yml")
+    up_seconds = lab_up(env)
+    try:
+        tasks = [{"name": "inventory", "register": "inv",
+                  "dra.gpu.resource_slice_info": {"driver": "gpu.nvidia.com", "include_allocations": True}},
+                 {"name": "check", "ansible.builtin.assert": {"that": [
+                     "inv.summary.total.count == 8000", "inv.summary.by_node | length == 1000"]}}]
+        cmd, run_env, path = playbook(env, tasks, callback="ansible.builtin.default")
+        module = [measured(cmd, run_env) for _run in range(runs)]
+        os.unlink(path)
+        kubectl = [measured([sys.executable, "-c", KUBECTL_AGGREGATE], env) for _run in range(runs)]
+        baseline = [measured(["ansible", "localhost", "-m", "ansible.builtin.ping"], run_env) for _run in range(runs)]
+    finally:
+        lab_down(env)
+
+    def med(values, index):
+        return round(statistics.median(v[index] for v in values), 2)
+    return {"runs": runs, "lab_up_seconds_1000_nodes": round(up_seconds, 1),
+            "resource_slice_info (ansible-playbook)": {"wall_s": med(module, 0), "peak_rss_mib": med(module, 1)},
+            "kubectl get -o json + aggregation": {"wall_s": med(kubectl, 0), "peak_rss_mib": med(kubectl, 1)},
+            "ansible ping (fixed cost of any module)": {"wall_s": med(baseline, 0), "peak_rss_mib": med(baseline, 1)},
+            "ratio_wall_module_over_kubectl": round(med(module, 0) / med(kubectl, 0), 2)}
+
+
+def bench_lab(runs):
+    results = {}
+    for name, topology in (("default", "default.yml"), ("1000 nodes", "scale-1000.yml")):
+        values = []
+        for _run in range(runs):
+            env = lab_env("up-" + topology.split(".", maxsplit=1)[0], 36900, topology=topology)
+            values.append(lab_up(env))
+            lab_down(env)
+        results[name] = round(statistics.median(values), 1)
+    results["ratio_1000_over_default"] = round(results["1000 nodes"] / results["default"], 1)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--only", choices=("wait", "inventory", "lab"), action="append")
+    args = parser.parse_args()
+    chosen = args.only or ["wait", "inventory", "lab"]
+    results = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs, "cores": os.cpu_count()}
+    for name in chosen:
+        print("benchmark %s ..." % name, file=sys.stderr, flush=True)
+        results[name] = {"wait": bench_wait, "inventory": lambda r: bench_inventory(max(3, r // 3)),
+                         "lab": lambda r: bench_lab(max(3, r // 3))}[name](args.runs)
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "latest.json"), "w") as handle:
+        json.dump(results, handle, indent=2)
+    print(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
