@@ -15,6 +15,7 @@ here are noisy, so compare the ratios printed in the same run rather than absolu
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -110,7 +111,8 @@ def bench_wait(runs):
         for method in ("resource_slice_wait", "k8s_info until/retries (delay 5)"):
             values = []
             while len(values) < runs:
-                value = wait_once(env, method, head_start=6.0)
+                # A random head start spreads the slice's arrival over the poll interval.
+                value = wait_once(env, method, head_start=6.0 + random.uniform(0, 5))
                 if value is not None:
                     values.append(value)
             samples[method] = values

@@ -3,6 +3,8 @@
 import functools
 import os
 import sys
+import threading
+import time
 import uuid
 
 import pytest
@@ -20,6 +22,7 @@ DRIVER = "gpu.nvidia.com"
 PLUGIN_LABEL = {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}
 EXPECTED = {"node-a": ("NVIDIA A10", 2), "node-b": ("NVIDIA L4", 4)}
 DRIVER_NAMESPACE = "lab-dra-driver"
+RESOURCE = ("resource.k8s.io", "v1", "resourceslices")
 
 
 def slices_lister(custom):
@@ -124,3 +127,40 @@ def run_module(module, args, check_mode=False, diff=False):
         raise AssertionError("ansible-playbook printed no JSON (rc %s): %s %s"
                              % (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
     return report["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def driver_slice(driver, pool, node, generation=1, count=1, devices=("dev-0",)):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"generateName": "%s-%s-" % (pool, driver)},
+            "spec": {"driver": driver, "nodeName": node,
+                     "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+                     "devices": [{"name": d, "attributes": {"model": {"string": "it-model"}},
+                                  "capacity": {"memory": {"value": "1Gi"}}} for d in devices]}}
+
+
+@pytest.fixture
+def test_driver(custom):
+    """A driver name of this test's own; its slices are removed afterwards."""
+    driver = "it-%s.example.com" % uuid.uuid4().hex[:6]
+    yield driver
+    for item in custom.list_cluster_custom_object(*RESOURCE, field_selector="spec.driver=" + driver)["items"]:
+        custom.delete_cluster_custom_object(*RESOURCE, item["metadata"]["name"])
+
+
+def wait_in_thread(api, driver, timeout=30, **goal):
+    """Run the module's wait logic (module_utils, as the module does) in a thread."""
+    from ansible_collections.dra.gpu.plugins.module_utils import client, slice_wait, slices
+    outcome = {}
+
+    def run():
+        try:
+            kube = client.Kube(api)
+            outcome["result"] = slice_wait.wait_for_devices(kube, slices.Filters(driver=driver),
+                                                            slice_wait.Goal(**goal), timeout)
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            outcome["error"] = exc
+        outcome["done"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config as kube_config, watch
 from kubernetes.client.exceptions import ApiException
 
-from labctl.sim import gpus
+from labctl.sim import gpus, probe
 
 LOG = logging.getLogger("labsim")
 
@@ -234,7 +234,10 @@ class Simulator:
         if deleting and event_type != "DELETED":
             self._finish_deletion(pod)
         elif phase in (None, "Pending"):
-            self._set_running(pod)
+            if probe.behaviour(pod) == "image-pull-error":
+                self._set_image_pull_error(pod)
+            else:
+                self._set_running(pod)
         elif phase == "Running" and spec.get("restartPolicy") in ("Never", "OnFailure"):
             self._set_succeeded(pod)
         if is_plugin_pod(pod):
@@ -333,14 +336,45 @@ class Simulator:
             cond["reason"] = reason
         return cond
 
+    def _allocated_devices(self, pod):
+        """The devices the real scheduler allocated to this pod's claims on its node."""
+        node = pod["spec"]["nodeName"]
+        by_name = {d["name"]: d for d in self.nodes[node]["devices"]}
+        found = []
+        for name in probe.claim_names(pod):
+            try:
+                claim = self.custom.get_namespaced_custom_object("resource.k8s.io", "v1", pod["metadata"]["namespace"],
+                                                                 "resourceclaims", name)
+            except ApiException:
+                continue
+            results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+            for result in results:
+                if result.get("driver") == gpus.DRIVER and result.get("pool") == node and result["device"] in by_name:
+                    if by_name[result["device"]] not in found:
+                        found.append(by_name[result["device"]])
+        return found
+
+    def _set_image_pull_error(self, pod):
+        if ((pod.get("status") or {}).get("containerStatuses") or [{}])[0].get("state", {}).get("waiting"):
+            return
+        state = {"waiting": {"reason": "ErrImagePull",
+                             "message": "simulated: failed to pull image %s: not found" % (
+                                 pod["spec"]["containers"][0].get("image"))}}
+        self._patch_status(pod, {"phase": "Pending",
+                                 "containerStatuses": self._container_statuses(pod, state, False)})
+
     def _set_succeeded(self, pod):
         now = _now()
         started = now
         for cs in (pod.get("status") or {}).get("containerStatuses") or []:
             started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
-        state = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now}}
+        exit_code, message = probe.answer(pod, self._allocated_devices(pod), self.nodes[pod["spec"]["nodeName"]]["devices"])
+        state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
+                                "startedAt": started, "finishedAt": now}}
+        if message:
+            state["terminated"]["message"] = message
         status = {
-            "phase": "Succeeded",
+            "phase": "Succeeded" if exit_code == 0 else "Failed",
             "conditions": [self._condition("PodReadyToStartContainers", "False", now),
                            self._condition("Initialized", "True", now),
                            self._condition("Ready", "False", now, "PodCompleted"),

@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Smoke-test objects and verdicts: what to create, and whether the result proves a GPU.
+
+Pure functions over plain dicts; the orchestration against the API is in smoke_run.py.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.dra.gpu.plugins.module_utils.inventory import plain_attribute
+from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, parse_quantity
+
+RUN_LABEL = "dra.gpu/smoke-test-run"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "dra.gpu.claim_smoke_test"}
+
+# What each probe prints, and how its output is matched against the allocation.
+PROBES = {
+    # nvidia-smi -L: "GPU 0: NVIDIA A10 (UUID: GPU-...)" and "  MIG 1g.5gb Device 0: (UUID: MIG-...)"
+    "nvidia": {"pattern": r"\(UUID: ((?:GPU|MIG)-[0-9a-fA-F-]+)\)", "attribute": "uuid"},
+    # dra-example-driver: GPU_DEVICE_0=gpu-0
+    "example": {"pattern": r"^GPU_DEVICE_\d+=(\S+)\s*$", "attribute": None},
+}
+
+
+class SmokeFailure(Exception):
+    """A failed smoke test, told in a user's words; ``kind`` names the failure class."""
+
+    def __init__(self, kind, message, **details):
+        super(SmokeFailure, self).__init__(message)
+        self.kind = kind
+        self.details = details
+
+
+def _request(name, device_class, count, selectors):
+    request = {"deviceClassName": device_class, "count": int(count)}
+    if selectors:
+        request["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    return request
+
+
+def claim_spec(device_class, count=1, selectors=None, first_available=None):
+    """``spec`` of a ResourceClaim: one exact request, or a prioritized list."""
+    if first_available:
+        alternatives = []
+        for index, alt in enumerate(first_available):
+            sub = _request(alt.get("name"), alt.get("device_class") or device_class, alt.get("count", 1),
+                           alt.get("selectors"))
+            sub["name"] = alt.get("name") or "alt%d" % index
+            alternatives.append(sub)
+        return {"devices": {"requests": [{"name": "gpu", "firstAvailable": alternatives}]}}
+    return {"devices": {"requests": [{"name": "gpu", "exactly": _request("gpu", device_class, count, selectors)}]}}
+
+
+def security_context(level):
+    """Container securityContext that satisfies the namespace's Pod Security level."""
+    if level != "restricted":
+        return {}
+    return {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def pod_manifest(name, run_id, image, command, claim_ref, node_selector=None, tolerations=None,
+                 security_level="restricted", annotations=None):
+    """The probe pod: runs once, writes its output to the termination log."""
+    labels = dict(MANAGED_BY)
+    labels[RUN_LABEL] = run_id
+    spec = {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+        "resourceClaims": [dict({"name": "gpu"}, **claim_ref)],
+        "containers": [{"name": "probe", "image": image, "command": list(command),
+                        "terminationMessagePolicy": "FallbackToLogsOnError",
+                        "resources": {"claims": [{"name": "gpu"}]},
+                        "securityContext": security_context(security_level)}],
+    }
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    if tolerations:
+        spec["tolerations"] = list(tolerations)
+    meta = {"name": name, "labels": labels}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def chosen_alternative(results):
+    """The firstAvailable alternative the scheduler chose ("gpu/alt1" -> "alt1"), or None."""
+    for result in results:
+        if "/" in (result.get("request") or ""):
+            return result["request"].split("/", 1)[1]
+    return None
+
+
+def check_allocation(pod, claim, slices, driver):
+    """Every allocated device exists in a slice of ``driver`` on the pod's node, and the
+    claim is reserved for the pod. Returns the allocated devices with their attributes."""
+    node = pod["spec"].get("nodeName")
+    results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+    if not results:
+        raise SmokeFailure("not_allocated", "claim %s has no allocation" % claim["metadata"]["name"])
+    reserved = [r.get("name") for r in (claim.get("status") or {}).get("reservedFor") or []]
+    if pod["metadata"]["name"] not in reserved:
+        raise SmokeFailure("not_reserved", "claim %s is not reserved for pod %s (reserved for: %s)"
+                           % (claim["metadata"]["name"], pod["metadata"]["name"], ", ".join(reserved) or "nobody"))
+    published = {}
+    for item in slices:
+        spec = item.get("spec") or {}
+        for device in spec.get("devices") or []:
+            published[(spec.get("driver"), spec["pool"]["name"], device["name"])] = (spec.get("nodeName"), device)
+    devices = []
+    for result in results:
+        key = (result.get("driver"), result.get("pool"), result.get("device"))
+        if result.get("driver") != driver:
+            raise SmokeFailure("wrong_driver", "device %s was allocated by driver %s, expected %s"
+                               % (result.get("device"), result.get("driver"), driver))
+        if key not in published:
+            raise SmokeFailure("unknown_device", "allocated device %s/%s/%s is in no ResourceSlice" % key)
+        slice_node, device = published[key]
+        if slice_node and slice_node != node:
+            raise SmokeFailure("wrong_node", "device %s is published by node %s but the pod runs on %s"
+                               % (result.get("device"), slice_node, node))
+        attributes = dict((k, plain_attribute(v)) for k, v in (device.get("attributes") or {}).items())
+        devices.append({"driver": result["driver"], "pool": result["pool"], "name": result["device"],
+                        "request": result.get("request"), "node": node, "attributes": attributes,
+                        "capacity": dict((k, (v or {}).get("value")) for k, v in (device.get("capacity") or {}).items())})
+    return devices
+
+
+def probe_output(pod):
+    """The probe's termination message (the container's own report)."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        terminated = (status.get("state") or {}).get("terminated") or {}
+        if terminated.get("message"):
+            return terminated["message"]
+    return ""
+
+
+def check_container(output, devices, probe, pattern=None, attribute=None):
+    """The probe saw exactly the allocated devices, and no other GPU."""
+    if probe in PROBES:
+        pattern, attribute = PROBES[probe]["pattern"], PROBES[probe]["attribute"]
+    seen = re.findall(pattern, output or "", flags=re.MULTILINE)
+    if not seen:
+        raise SmokeFailure("probe_output", "the probe printed no device the verification recognises "
+                           "(pattern %s); its output was: %s" % (pattern, (output or "(empty)").strip()[:1000]))
+    expected = set()
+    for device in devices:
+        value = device["name"] if attribute is None else device["attributes"].get(attribute)
+        expected.add(value)
+        if probe == "nvidia" and device["attributes"].get("parentUUID"):
+            # nvidia-smi -L lists the parent GPU above its MIG devices.
+            expected.add(device["attributes"]["parentUUID"])
+    seen = set(seen)
+    extra, missing = sorted(seen - expected), sorted(expected - seen)
+    if missing and extra:
+        raise SmokeFailure("mismatch", "the container sees %s but was allocated %s" % (
+            ", ".join(extra), ", ".join(missing)), seen=sorted(seen), expected=sorted(expected))
+    if extra:
+        raise SmokeFailure("extra_devices", "the container sees devices it was not allocated: %s (a runtime or "
+                           "image that exposes every GPU, e.g. NVIDIA_VISIBLE_DEVICES=all?)" % ", ".join(extra),
+                           seen=sorted(seen), expected=sorted(expected))
+    if missing:
+        raise SmokeFailure("missing_devices", "the container does not see allocated devices: %s"
+                           % ", ".join(missing), seen=sorted(seen), expected=sorted(expected))
+    return sorted(seen)
+
+
+def check_expectations(devices, expect):
+    """``expect``: product_contains, min_memory, attributes (exact values)."""
+    problems = []
+    for device in devices:
+        attrs = device["attributes"]
+        if expect.get("product_contains") and expect["product_contains"] not in str(attrs.get("productName", "")):
+            problems.append("%s is a %s, not a %s"
+                            % (device["name"], attrs.get("productName"), expect["product_contains"]))
+        if expect.get("min_memory"):
+            try:
+                have = parse_quantity(device["capacity"].get("memory") or "0")
+                want = parse_quantity(expect["min_memory"])
+            except QuantityError as exc:
+                raise SmokeFailure("bad_input", "expect.min_memory: %s" % exc)
+            if have < want:
+                problems.append("%s has %s of memory, less than %s"
+                                % (device["name"], device["capacity"].get("memory"), expect["min_memory"]))
+        for key, value in (expect.get("attributes") or {}).items():
+            if str(attrs.get(key)) != str(value):
+                problems.append("%s has %s=%s, expected %s" % (device["name"], key, attrs.get(key), value))
+    if problems:
+        raise SmokeFailure("expectation", "allocated devices do not meet expectations: " + "; ".join(problems))

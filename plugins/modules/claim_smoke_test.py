@@ -1,0 +1,254 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: claim_smoke_test
+short_description: Prove that a DRA claim really gives a pod the allocated GPU(s)
+version_added: 0.1.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - In O(namespace) (created if missing, labelled with Pod Security O(pod_security)), creates a
+    ResourceClaimTemplate requesting O(count) devices of O(device_class) (or a prioritized list,
+    O(first_available)), or one shared ResourceClaim when O(pods) is more than one, and the probe pod(s).
+  - Waits by watching, bounded by O(timeout), for allocation, binding and the probe's completion.
+  - Verifies at the level of O(verify). V(allocation) checks that every allocated device exists in a
+    ResourceSlice of O(driver) on the pod's node and that the claim is reserved for the pod. V(container)
+    also checks the probe's output, read from the container's termination message (no pods/log permission
+    needed), names exactly the allocated devices and nothing else.
+  - On failure it says why (no device can satisfy the claim, with the scheduler's message; image pull error;
+    probe failed, with its output; UUID mismatch; extra GPUs visible) and removes everything it created,
+    on success, failure and timeout, unless O(keep=true).
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  namespace:
+    description: Namespace for the test objects; created (and removed afterwards) when missing.
+    type: str
+    default: dra-gpu-smoke-test
+  device_class:
+    description: DeviceClass to request.
+    type: str
+    default: gpu.nvidia.com
+  count:
+    description: Devices to request in one claim.
+    type: int
+    default: 1
+  selectors:
+    description: Extra CEL selectors for the request.
+    type: list
+    elements: str
+    default: []
+  first_available:
+    description:
+      - A prioritized list of alternatives instead of O(count) and O(selectors); the scheduler takes the
+        first that can be satisfied. Each entry has C(name), C(device_class) (default O(device_class)),
+        C(count) and C(selectors).
+    type: list
+    elements: dict
+  pods:
+    description: Number of probe pods. More than one share a single ResourceClaim.
+    type: int
+    default: 1
+  image:
+    description: Probe image.
+    type: str
+    default: nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04
+  command:
+    description: Probe command; it must print its findings to C(/dev/termination-log) (or stdout, the fallback).
+    type: list
+    elements: str
+    default: [sh, -c, nvidia-smi -L | tee /dev/termination-log]
+  probe:
+    description:
+      - How to read the probe's output. V(nvidia) compares C(nvidia-smi -L) UUIDs with the devices' C(uuid)
+        attributes; V(example) compares the dra-example-driver's C(GPU_DEVICE_*) variables with device names;
+        V(custom) uses O(probe_pattern) and O(probe_attribute).
+    type: str
+    choices: [nvidia, example, custom]
+    default: nvidia
+  probe_pattern:
+    description: With O(probe=custom), a regular expression whose first group captures one device identifier.
+    type: str
+  probe_attribute:
+    description: With O(probe=custom), the device attribute the captured identifiers must equal (device name if unset).
+    type: str
+  verify:
+    description: V(container) checks the probe's output; V(allocation) only the allocation.
+    type: str
+    choices: [allocation, container]
+    default: container
+  driver:
+    description: DRA driver expected to provide the devices.
+    type: str
+    default: gpu.nvidia.com
+  expect:
+    description:
+      - Checks on the allocated devices, C(product_contains) (a substring of C(productName)), C(min_memory)
+        (a quantity such as V(16Gi)) and C(attributes) (exact values).
+    type: dict
+  node_selector:
+    description: Node selector for the probe pods.
+    type: dict
+  tolerations:
+    description: Tolerations for the probe pods.
+    type: list
+    elements: dict
+  pod_security:
+    description:
+      - Pod Security level for a namespace the module creates; the probe's securityContext follows it.
+      - V(none) leaves the namespace unlabelled and the probe unrestricted.
+    type: str
+    choices: [restricted, baseline, privileged, none]
+    default: restricted
+  pod_annotations:
+    description: Annotations for the probe pods.
+    type: dict
+  timeout:
+    description: Seconds to wait for allocation, binding and the probe's completion.
+    type: int
+    default: 300
+  keep:
+    description: Leave the test objects in place (for debugging).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Creates nothing; reports what it would run.
+  diff_mode:
+    support: none
+    description: The test leaves nothing behind to compare.
+notes:
+  - A passing test leaves the cluster as it found it, so it reports no change unless O(keep=true).
+requirements:
+  - kubernetes >= 34.1.0
+"""
+
+EXAMPLES = r"""
+- name: One GPU, checked from inside the container
+  dra.gpu.claim_smoke_test:
+    expect:
+      min_memory: 16Gi
+
+- name: One 80Gi GPU, else two 24Gi GPUs
+  dra.gpu.claim_smoke_test:
+    first_available:
+      - name: big
+        selectors: ["device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"]
+      - name: two-small
+        count: 2
+
+- name: Two pods sharing one GPU, allocation only
+  dra.gpu.claim_smoke_test:
+    pods: 2
+    verify: allocation
+"""
+
+RETURN = r"""
+node:
+  description: The node the probe ran on (a list when shared pods landed on several).
+  returned: success
+  type: raw
+  sample: node-a
+devices:
+  description: The allocated devices with their attributes and capacity.
+  returned: success
+  type: list
+  elements: dict
+first_available_choice:
+  description: The O(first_available) alternative the scheduler chose, or V(null).
+  returned: success
+  type: str
+timings:
+  description: Seconds from the start until the pod was bound (C(allocated_after)), the probe completed
+    (C(completed_after)) and the verification ended (C(verified_after)).
+  returned: success
+  type: dict
+  sample: {allocated_after: 0.41, completed_after: 0.93, verified_after: 1.02}
+probe_outputs:
+  description: What each probe printed.
+  returned: success
+  type: list
+  elements: dict
+failure:
+  description: On failure, its kind (unschedulable, image_pull, probe_failed, mismatch, extra_devices, timeout, ...).
+  returned: failure
+  type: str
+left_behind:
+  description: Objects the cleanup could not remove in time.
+  returned: when cleanup failed
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
+from ansible_collections.dra.gpu.plugins.module_utils.smoke_run import SmokeRun
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(
+        namespace=dict(type="str", default="dra-gpu-smoke-test"),
+        device_class=dict(type="str", default="gpu.nvidia.com"),
+        count=dict(type="int", default=1),
+        selectors=dict(type="list", elements="str", default=[]),
+        first_available=dict(type="list", elements="dict"),
+        pods=dict(type="int", default=1),
+        image=dict(type="str", default="nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"),
+        command=dict(type="list", elements="str", default=["sh", "-c", "nvidia-smi -L | tee /dev/termination-log"]),
+        probe=dict(type="str", choices=["nvidia", "example", "custom"], default="nvidia"),
+        probe_pattern=dict(type="str"),
+        probe_attribute=dict(type="str"),
+        verify=dict(type="str", choices=["allocation", "container"], default="container"),
+        driver=dict(type="str", default="gpu.nvidia.com"),
+        expect=dict(type="dict"),
+        node_selector=dict(type="dict"),
+        tolerations=dict(type="list", elements="dict"),
+        pod_security=dict(type="str", choices=["restricted", "baseline", "privileged", "none"], default="restricted"),
+        pod_annotations=dict(type="dict"),
+        timeout=dict(type="int", default=300),
+        keep=dict(type="bool", default=False),
+    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
+                           required_if=[("probe", "custom", ("probe_pattern",))],
+                           mutually_exclusive=[("first_available", "selectors")])
+    client.check_libraries(module)
+    params = module.params
+    for name in ("count", "pods", "timeout"):
+        if params[name] < 1:
+            module.fail_json(msg="%s must be at least 1 (got %s)" % (name, params[name]))
+    if module.check_mode:
+        module.exit_json(changed=False, msg="check mode: would run a smoke test in namespace %s" % params["namespace"])
+    kube = client.Kube(client.api_client(module))
+    run = SmokeRun(kube, params)
+    result, failure = None, None
+    try:
+        result = run.run()
+    except SmokeFailure as exc:
+        failure = exc
+    except client.ApiException as exc:
+        failure = SmokeFailure("api", "the smoke test could not talk to the API server: %s"
+                               % client.api_error_message(exc))
+    left = [] if params["keep"] else run.cleanup()
+    if failure is not None:
+        details = dict(failure.details, failure=failure.kind, timings=run.timings)
+        if left:
+            details["left_behind"] = left
+        module.fail_json(msg=str(failure), **details)
+    if left:
+        module.fail_json(msg="the smoke test passed but could not remove %s" % ", ".join(left), left_behind=left, **result)
+    module.exit_json(changed=bool(params["keep"]), **result)
+
+
+if __name__ == "__main__":
+    main()
