@@ -119,6 +119,20 @@ class Kube:
         items, _version = self.list_all(self.core.list_node, label_selector=label_selector)
         return sorted(n["metadata"]["name"] for n in items)
 
+    def kube_system_config(self, name, key):
+        """A YAML document stored in a kube-system ConfigMap (kube-proxy's, kubeadm's), or {}."""
+        import yaml
+        try:
+            data = self.core.read_namespaced_config_map(name, "kube-system").data or {}
+        except ApiException as exc:
+            if exc.status == 404:
+                return {}
+            raise
+        try:
+            return yaml.safe_load(data.get(key) or "") or {}
+        except yaml.YAMLError:
+            return {}
+
     def server_version(self):
         info = k8s_client.VersionApi(self.api).get_code()
         return info.git_version

@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes versions, skew rules and upgrade plans (pure logic, no cluster access).
+
+The rules are kubeadm's and the version-skew policy's: one minor per hop, control planes
+first, kubelets never newer than the API server and at most three minors older, plus the
+blockers of the 1.35-1.37 range (cgroup v1, containerd 1.x, kubeadm v1beta3).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+KUBELET_MAX_SKEW = 3
+
+
+class VersionError(ValueError):
+    pass
+
+
+def parse(text):
+    """'v1.35.4-eks-1' -> (1, 35, 4); '1.35' -> (1, 35, None)."""
+    match = _VERSION_RE.match(str(text or "").strip())
+    if not match:
+        raise VersionError("%r is not a Kubernetes version (examples: 1.35, 1.35.4, v1.35.4)" % (text,))
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch) if patch is not None else None
+
+
+def text(version):
+    major, minor, patch = version
+    return "%d.%d" % (major, minor) if patch is None else "%d.%d.%d" % (major, minor, patch)
+
+
+def minor_of(version):
+    return version[0], version[1]
+
+
+def newest_patch(available, minor):
+    """The newest available version of a minor, or None."""
+    candidates = [v for v in (parse(a) for a in available or []) if minor_of(v) == minor and v[2] is not None]
+    return max(candidates) if candidates else None
+
+
+def resolve_target(target, available):
+    """'latest', '1.35' or '1.35.4' -> a version tuple (patch None when unknown)."""
+    if target == "latest":
+        parsed = [v for v in (parse(a) for a in available or []) if v[2] is not None]
+        if not parsed:
+            raise VersionError("target 'latest' needs available_versions (the versions the package repository offers)")
+        return max(parsed)
+    version = parse(target)
+    if version[2] is None:
+        return newest_patch(available, minor_of(version)) or version
+    return version
+
+
+def hops(current, target, available):
+    """One minor at a time from ``current`` to ``target``: each hop's newest patch."""
+    path = []
+    minor = current[1] + 1
+    while minor <= target[1]:
+        if minor == target[1]:
+            path.append(target)
+        else:
+            path.append(newest_patch(available, (current[0], minor)) or (current[0], minor, None))
+        minor += 1
+    if not path and target[2] is not None and current[2] is not None and target > current:
+        path.append(target)  # a patch upgrade within the same minor
+    return path
+
+
+def _issue(code, message, fix):
+    return {"code": code, "message": message, "fix": fix}
+
+
+def managed_provider(server_version, nodes):
+    """'EKS', 'GKE' or 'AKS' when a cloud provider manages the control plane, else None."""
+    version = str(server_version)
+    if "-eks-" in version:
+        return "EKS"
+    if "-gke." in version:
+        return "GKE"
+    for node in nodes:
+        labels = node.get("labels") or {}
+        if "eks.amazonaws.com/nodegroup" in labels:
+            return "EKS"
+        if "cloud.google.com/gke-nodepool" in labels:
+            return "GKE"
+        if "kubernetes.azure.com/cluster" in labels:
+            return "AKS"
+    return None
+
+
+def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
+         kubeadm_config_api=None):
+    """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
+    name, kubelet, runtime, control_plane (bool), labels and provider_id."""
+    node_facts = node_facts or {}
+    current = parse(server_version)
+    wanted = resolve_target(target, available)
+    blockers, warnings = [], []
+    provider = managed_provider(server_version, nodes)
+    if provider:
+        blockers.append(_issue("managed_control_plane", "the control plane is managed by %s" % provider,
+                               "upgrade through %s's own API or console, one minor at a time; kubeadm steps do not "
+                               "apply there" % provider))
+    if minor_of(wanted) < minor_of(current) or (minor_of(wanted) == minor_of(current) and wanted[2] is not None
+                                                and current[2] is not None and wanted < current):
+        blockers.append(_issue("downgrade", "target %s is older than the cluster's %s" % (text(wanted), text(current)),
+                               "Kubernetes does not support downgrades; pick a target at or above %s" % text(current)))
+    dra_minimum = parse(dra_min)
+    if minor_of(wanted) < minor_of(dra_minimum):
+        blockers.append(_issue("below_dra_minimum", "target %s is below the DRA minimum %s" % (
+            text(wanted), text(dra_minimum)), "choose a target of %s or later" % text(minor_of(dra_minimum) + (None,))))
+    path = [] if blockers and any(b["code"] == "downgrade" for b in blockers) else hops(current, wanted, available)
+    if any(h[2] is None for h in path):
+        unknown = ", ".join(text(h) for h in path if h[2] is None)
+        warnings.append(_issue("unknown_patch", "the newest patch of %s is not known" % unknown,
+                               "pass available_versions (the role reads them from the package repository) "
+                               "so each hop uses its newest patch"))
+    first = path[0] if path else current
+    for node in nodes:
+        kubelet = parse(node.get("kubelet") or server_version)
+        if minor_of(kubelet) > minor_of(current):
+            blockers.append(_issue("kubelet_newer", "kubelet on %s (%s) is newer than the API server (%s)" % (
+                node["name"], text(kubelet), text(current)), "upgrade the control plane first"))
+        if first[1] - kubelet[1] > KUBELET_MAX_SKEW:
+            blockers.append(_issue("kubelet_skew", "kubelet on %s is %s, more than %d minors behind %s" % (
+                node["name"], text(kubelet), KUBELET_MAX_SKEW, text(first)),
+                "upgrade that node's kubelet to at least %d.%d before the control plane moves" % (
+                    first[0], first[1] - KUBELET_MAX_SKEW)))
+        facts = node_facts.get(node["name"]) or {}
+        cgroup = facts.get("cgroup_fs")
+        if cgroup and cgroup != "cgroup2fs" and wanted[1] >= 35:
+            blockers.append(_issue("cgroup_v1", "%s runs cgroup v1 (%s); from 1.35 the kubelet refuses it by default"
+                                   % (node["name"], cgroup), "move the node to cgroup v2 (systemd.unified_cgroup_"
+                                   "hierarchy=1), or set failCgroupV1: false in its KubeletConfiguration knowingly"))
+        runtime = str(node.get("runtime") or "")
+        if runtime.startswith("containerd://1."):
+            if wanted[1] >= 36:
+                blockers.append(_issue("containerd_1", "%s runs %s; Kubernetes 1.36 needs containerd 2.0 or later" % (
+                    node["name"], runtime), "upgrade containerd to 2.x on that node before the 1.36 hop"))
+            elif wanted[1] == 35:
+                warnings.append(_issue("containerd_1", "%s runs %s; 1.35 is the last minor that supports containerd 1.x"
+                                       % (node["name"], runtime), "plan containerd 2.x (also enables CDI by default)"))
+    if kube_proxy_mode == "ipvs" and wanted[1] >= 35:
+        warnings.append(_issue("kube_proxy_ipvs", "kube-proxy runs in ipvs mode, deprecated from 1.35",
+                               "plan a move to nftables or iptables mode"))
+    if kubeadm_config_api == "v1beta3" and wanted[1] >= 37:
+        blockers.append(_issue("kubeadm_v1beta3", "the kubeadm configuration uses v1beta3, removed in 1.37",
+                               "run `kubeadm config migrate` to v1beta4 before the 1.37 hop"))
+    order = sorted(nodes, key=lambda n: (not n.get("control_plane"), n["name"]))
+    return {
+        "current": text(current),
+        "target": text(wanted),
+        "hops": [{"version": text(h), "minor": "%d.%d" % minor_of(h)} for h in path],
+        "node_order": [{"name": n["name"], "role": "control-plane" if n.get("control_plane") else "worker"}
+                       for n in order],
+        "blockers": blockers,
+        "warnings": warnings,
+        "up_to_date": not path and not any(b["code"] == "downgrade" for b in blockers),
+    }

@@ -1,0 +1,147 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: upgrade_plan
+short_description: Plan a kubeadm cluster's upgrade to a DRA-ready Kubernetes version
+version_added: 0.1.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - Reads the live cluster (server version; each node's kubelet and container runtime; kube-proxy's mode and
+    the kubeadm configuration's API version from kube-system) and returns the path to O(target).
+  - The path goes one minor at a time, each hop at its newest patch in O(available_versions); nodes are ordered
+    control planes first.
+  - Returns C(blockers) (each with a C(fix)) and C(warnings) for kubelets more than three minors behind or newer
+    than the API server, cgroup v1 nodes for a target of 1.35 or later, containerd 1.x for 1.36 or later, kubeadm
+    v1beta3 configuration for 1.37 or later, a managed control plane (EKS, GKE, AKS), a downgrade, and a target
+    below the DRA minimum; ipvs kube-proxy is a warning.
+  - Read-only.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  target:
+    description: V(latest) of O(available_versions), a minor such as V(1.35), or an exact version such as V(1.35.4).
+    type: str
+    required: true
+  available_versions:
+    description: Versions the package repository offers (the cluster_upgrade role reads them on the first control plane).
+    type: list
+    elements: str
+    default: []
+  dra_min_version:
+    description: The lowest version accepted as a target.
+    type: str
+    default: "1.35"
+  node_facts:
+    description:
+      - Facts per node name that the API does not show, such as C(cgroup_fs) (the output of
+        C(stat -fc %T /sys/fs/cgroup/), V(cgroup2fs) for cgroup v2).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+    description: Read-only.
+  diff_mode:
+    support: none
+    description: Read-only; nothing to compare.
+requirements:
+  - kubernetes >= 34.1.0
+"""
+
+EXAMPLES = r"""
+- name: Plan the way to the newest 1.35
+  dra.gpu.upgrade_plan:
+    target: "1.35"
+    available_versions: [1.33.7, 1.34.4, 1.35.4]
+    node_facts:
+      gpu-node-1: {cgroup_fs: cgroup2fs}
+  register: plan
+
+- name: Stop on blockers
+  ansible.builtin.assert:
+    that: plan.blockers | length == 0
+    fail_msg: "{{ plan.blockers | map(attribute='message') | join('; ') }}"
+"""
+
+RETURN = r"""
+current:
+  description: The API server's version.
+  returned: always
+  type: str
+  sample: 1.34.4
+target:
+  description: The resolved target.
+  returned: always
+  type: str
+  sample: 1.35.4
+hops:
+  description: The versions to go through, one minor each.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{version: 1.35.4, minor: "1.35"}]
+node_order:
+  description: Nodes in upgrade order, control planes first, with their role.
+  returned: always
+  type: list
+  elements: dict
+blockers:
+  description: What must be fixed before upgrading, each with C(code), C(message) and C(fix).
+  returned: always
+  type: list
+  elements: dict
+warnings:
+  description: What deserves attention, in the same shape as RV(blockers).
+  returned: always
+  type: list
+  elements: dict
+up_to_date:
+  description: True when the cluster is already at the target.
+  returned: always
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client, versions
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(target=dict(type="str", required=True),
+                available_versions=dict(type="list", elements="str", default=[]),
+                dra_min_version=dict(type="str", default="1.35"),
+                node_facts=dict(type="dict", default={}))
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    client.check_libraries(module)
+    params = module.params
+    try:
+        kube = client.Kube(client.api_client(module))
+        items, _version = kube.list_all(kube.core.list_node)
+        nodes = [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels") or {},
+                  "control_plane": "node-role.kubernetes.io/control-plane" in (n["metadata"].get("labels") or {}),
+                  "kubelet": ((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion"),
+                  "runtime": ((n.get("status") or {}).get("nodeInfo") or {}).get("containerRuntimeVersion"),
+                  "provider_id": (n.get("spec") or {}).get("providerID")} for n in items]
+        proxy = kube.kube_system_config("kube-proxy", "config.conf")
+        kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
+        api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None
+        result = versions.plan(kube.server_version(), nodes, params["target"], params["available_versions"],
+                               params["dra_min_version"], params["node_facts"], proxy.get("mode"), api)
+    except versions.VersionError as exc:
+        module.fail_json(msg=str(exc))
+    except client.ApiException as exc:
+        module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.dra.gpu.plugins.module_utils import versions
+
+AVAILABLE = ["1.32.5", "1.33.6", "1.33.7", "1.34.2", "1.34.4", "1.35.3", "1.35.4", "1.36.3", "1.37.2"]
+
+
+def node(name, kubelet, cp=False, runtime="containerd://2.1.4", labels=None):
+    return {"name": name, "kubelet": kubelet, "control_plane": cp, "runtime": runtime, "labels": labels or {}}
+
+
+def codes(issues):
+    return sorted(i["code"] for i in issues)
+
+
+def test_multi_hop_path_uses_the_newest_patch_of_each_minor():
+    result = versions.plan("v1.32.5", [node("cp", "v1.32.5", True), node("w", "v1.32.5")], "1.35", AVAILABLE)
+    assert [h["version"] for h in result["hops"]] == ["1.33.7", "1.34.4", "1.35.4"]
+    assert result["target"] == "1.35.4" and result["blockers"] == [] and not result["up_to_date"]
+
+
+def test_control_planes_come_first():
+    nodes = [node("a-worker", "v1.34.4"), node("z-cp", "v1.34.4", True), node("m-cp", "v1.34.4", True)]
+    order = versions.plan("v1.34.4", nodes, "1.35.4", AVAILABLE)["node_order"]
+    assert [n["name"] for n in order] == ["m-cp", "z-cp", "a-worker"]
+    assert order[0]["role"] == "control-plane" and order[2]["role"] == "worker"
+
+
+def test_latest_and_already_there():
+    assert versions.plan("v1.35.4", [], "latest", AVAILABLE)["target"] == "1.37.2"
+    same = versions.plan("v1.35.4", [node("n", "v1.35.4")], "1.35", AVAILABLE)
+    assert same["hops"] == [] and same["up_to_date"] and same["blockers"] == []
+
+
+def test_patch_upgrade_within_a_minor():
+    assert [h["version"] for h in versions.plan("v1.35.3", [], "1.35.4", AVAILABLE)["hops"]] == ["1.35.4"]
+
+
+def test_unknown_patches_are_a_warning():
+    result = versions.plan("v1.33.7", [], "1.35.4")
+    assert [h["version"] for h in result["hops"]] == ["1.34", "1.35.4"]
+    assert codes(result["warnings"]) == ["unknown_patch"]
+
+
+def test_downgrade_is_a_blocker():
+    result = versions.plan("v1.36.3", [], "1.35.4", AVAILABLE)
+    assert codes(result["blockers"]) == ["downgrade"] and result["hops"] == []
+
+
+def test_target_below_the_dra_minimum_is_a_blocker():
+    assert "below_dra_minimum" in codes(versions.plan("v1.33.7", [], "1.34", AVAILABLE)["blockers"])
+    assert versions.plan("v1.33.7", [], "1.34", AVAILABLE, dra_min="1.34")["blockers"] == []
+
+
+def test_kubelet_more_than_three_minors_behind_is_a_blocker():
+    result = versions.plan("v1.33.7", [node("old", "v1.30.2")], "1.35", AVAILABLE)
+    blocker = [b for b in result["blockers"] if b["code"] == "kubelet_skew"][0]
+    assert "old" in blocker["message"] and "1.31" in blocker["fix"]
+
+
+def test_kubelet_newer_than_the_api_server_is_a_blocker():
+    assert "kubelet_newer" in codes(versions.plan("v1.34.4", [node("n", "v1.35.4")], "1.35", AVAILABLE)["blockers"])
+
+
+def test_cgroup_v1_blocks_1_35():
+    result = versions.plan("v1.34.4", [node("n", "v1.34.4")], "1.35", AVAILABLE,
+                           node_facts={"n": {"cgroup_fs": "tmpfs"}})
+    assert codes(result["blockers"]) == ["cgroup_v1"]
+    ok = versions.plan("v1.34.4", [node("n", "v1.34.4")], "1.35", AVAILABLE, node_facts={"n": {"cgroup_fs": "cgroup2fs"}})
+    assert ok["blockers"] == []
+
+
+def test_containerd_1_blocks_1_36_and_warns_for_1_35():
+    old = [node("n", "v1.35.4", runtime="containerd://1.7.27")]
+    assert codes(versions.plan("v1.35.4", old, "1.36", AVAILABLE)["blockers"]) == ["containerd_1"]
+    warned = versions.plan("v1.34.4", [node("n", "v1.34.4", runtime="containerd://1.7.27")], "1.35", AVAILABLE)
+    assert warned["blockers"] == [] and codes(warned["warnings"]) == ["containerd_1"]
+
+
+def test_ipvs_kube_proxy_warns():
+    result = versions.plan("v1.34.4", [], "1.35", AVAILABLE, kube_proxy_mode="ipvs")
+    assert codes(result["warnings"]) == ["kube_proxy_ipvs"]
+
+
+def test_kubeadm_v1beta3_blocks_1_37():
+    result = versions.plan("v1.36.3", [], "1.37", AVAILABLE, kubeadm_config_api="v1beta3")
+    assert codes(result["blockers"]) == ["kubeadm_v1beta3"]
+    assert versions.plan("v1.35.4", [], "1.36", AVAILABLE, kubeadm_config_api="v1beta3")["blockers"] == []
+
+
+@pytest.mark.parametrize("server,labels,provider", [
+    ("v1.35.4-eks-3cf4b1e", {}, "EKS"),
+    ("v1.35.4-gke.1200", {}, "GKE"),
+    ("v1.35.4", {"kubernetes.azure.com/cluster": "x"}, "AKS"),
+    ("v1.35.4", {}, None),
+])
+def test_managed_control_planes_are_detected(server, labels, provider):
+    result = versions.plan(server, [node("n", "v1.35.4", labels=labels)], "1.36", AVAILABLE)
+    assert ("managed_control_plane" in codes(result["blockers"])) == (provider is not None)
+    if provider:
+        assert provider in result["blockers"][0]["message"]
+
+
+def test_bad_versions_are_refused_with_examples():
+    with pytest.raises(versions.VersionError, match="examples"):
+        versions.parse("one.thirty-five")
+    with pytest.raises(versions.VersionError, match="available_versions"):
+        versions.resolve_target("latest", [])
