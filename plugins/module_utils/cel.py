@@ -162,7 +162,7 @@ def _typed_attribute(value):
     return None
 
 
-def _split(name, driver):
+def split_name(name, driver):
     """Attribute and capacity names: bare ones belong to the driver's domain."""
     if "/" in name:
         domain, _sep, short = name.rpartition("/")
@@ -189,12 +189,12 @@ def device_activation(driver, device):
     """The ``device`` CEL variable for one raw ResourceSlice device entry."""
     attributes, capacity = {}, {}
     for name, value in (device.get("attributes") or {}).items():
-        domain, short = _split(name, driver)
+        domain, short = split_name(name, driver)
         typed = _typed_attribute(value)
         if typed is not None:
             attributes.setdefault(domain, {})[celtypes.StringType(short)] = typed
     for name, value in (device.get("capacity") or {}).items():
-        domain, short = _split(name, driver)
+        domain, short = split_name(name, driver)
         capacity.setdefault(domain, {})[celtypes.StringType(short)] = Quantity((value or {}).get("value", "0"))
     return {"device": celtypes.MapType({
         celtypes.StringType("driver"): celtypes.StringType(driver),

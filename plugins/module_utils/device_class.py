@@ -139,11 +139,11 @@ def explain_no_match(selectors, slices):
         for device in item["spec"].get("devices") or []:
             entry["count"] += 1
             for name, value in (device.get("attributes") or {}).items():
-                domain, short = (name.rsplit("/", 1) if "/" in name else (driver, name))
+                domain, short = cel.split_name(name, driver)
                 entry["attributes"].setdefault("device.attributes['%s'].%s" % (domain, short),
                                                inventory.plain_attribute(value))
             for name, value in (device.get("capacity") or {}).items():
-                domain, short = (name.rsplit("/", 1) if "/" in name else (driver, name))
+                domain, short = cel.split_name(name, driver)
                 entry["capacity"].setdefault("device.capacity['%s'].%s" % (domain, short), (value or {}).get("value"))
     lines = []
     mentioned = set(re.findall(r"""["']([A-Za-z0-9.-]+\.[A-Za-z]{2,})["']""", " ".join(selectors)))

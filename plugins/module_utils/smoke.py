@@ -36,7 +36,7 @@ class SmokeFailure(Exception):
         self.details = details
 
 
-def _request(name, device_class, count, selectors):
+def _request(device_class, count, selectors):
     request = {"deviceClassName": device_class, "count": int(count)}
     if selectors:
         request["selectors"] = [{"cel": {"expression": e}} for e in selectors]
@@ -48,12 +48,12 @@ def claim_spec(device_class, count=1, selectors=None, first_available=None):
     if first_available:
         alternatives = []
         for index, alt in enumerate(first_available):
-            sub = _request(alt.get("name"), alt.get("device_class") or device_class, alt.get("count", 1),
+            sub = _request(alt.get("device_class") or device_class, alt.get("count", 1),
                            alt.get("selectors"))
             sub["name"] = alt.get("name") or "alt%d" % index
             alternatives.append(sub)
         return {"devices": {"requests": [{"name": "gpu", "firstAvailable": alternatives}]}}
-    return {"devices": {"requests": [{"name": "gpu", "exactly": _request("gpu", device_class, count, selectors)}]}}
+    return {"devices": {"requests": [{"name": "gpu", "exactly": _request(device_class, count, selectors)}]}}
 
 
 def security_context(level):

@@ -89,8 +89,7 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
                     break
                 for event_type, obj in watcher(version, min(MAX_WATCH_SECONDS, max(1, int(remaining + 0.999)))):
                     if event_type == "ERROR":
-                        if (obj or {}).get("code") == 410:
-                            raise _Expired()
+                        # 410 Gone or any other watch error: the stream is over, relist.
                         raise _Expired()
                     version = ((obj or {}).get("metadata") or {}).get("resourceVersion") or version
                     if event_type == "BOOKMARK":

@@ -56,16 +56,19 @@ def _kubeconfig_text(cfg, token, ca_file):
     }, indent=2)
 
 
+def _kubeconfig_paths(cfg):
+    return {ident: cfg.kubeconfig if ident == "admin" else os.path.join(cfg.pki_dir, ident + ".kubeconfig")
+            for ident in pki.TOKEN_USERS}
+
+
 def _write_kubeconfigs(cfg, files):
     tokens = pki.tokens(files["tokens.csv"])
-    out = {}
-    for ident in tokens:
-        path = cfg.kubeconfig if ident == "admin" else os.path.join(cfg.pki_dir, ident + ".kubeconfig")
+    paths_by_ident = _kubeconfig_paths(cfg)
+    for ident, path in paths_by_ident.items():
         with open(path, "w") as handle:
             handle.write(_kubeconfig_text(cfg, tokens[ident], files["ca.crt"]))
         os.chmod(path, 0o600)
-        out[ident] = path
-    return out
+    return paths_by_ident
 
 
 def _https_ok(url, ca_file, token=None):
@@ -197,8 +200,7 @@ def restart(cfg, name):
     t0 = time.monotonic()
     bins = build.build_all(state["k8s_version"], quiet=True)
     files = pki.ensure(cfg.pki_dir, state["advertise_address"])
-    kubeconfigs = {ident: (cfg.kubeconfig if ident == "admin" else os.path.join(cfg.pki_dir, ident + ".kubeconfig"))
-                   for ident in pki.TOKEN_USERS}
+    kubeconfigs = _kubeconfig_paths(cfg)
     env = dict(os.environ, PYTHONPATH=os.path.join(paths.REPO_ROOT, "tests", "lab"))
     component.start(_argv(cfg, name, bins, files, kubeconfigs, state["advertise_address"]), env=env)
     description, probe = _readiness(cfg, name, files, pki.tokens(files["tokens.csv"]))

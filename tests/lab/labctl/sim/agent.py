@@ -96,7 +96,7 @@ def node_status(name, kubelet_version):
     resources = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "500Gi"}
     return {
         "capacity": resources, "allocatable": resources, "conditions": conditions,
-        "addresses": [{"type": "InternalIP", "address": "192.0.2.%d" % (_stable_byte(name) or 1)},
+        "addresses": [{"type": "InternalIP", "address": internal_ip(name)},
                       {"type": "Hostname", "address": name}],
         "nodeInfo": {"kubeletVersion": kubelet_version, "kubeProxyVersion": "",
                      "containerRuntimeVersion": CONTAINER_RUNTIME, "operatingSystem": "linux",
@@ -104,6 +104,11 @@ def node_status(name, kubelet_version):
                      "kernelVersion": "6.8.0-simulated", "machineID": _hash(name)[:32],
                      "systemUUID": _hash(name + "/system")[:32], "bootID": _hash(name + "/boot")[:32]},
     }
+
+
+def internal_ip(node_name):
+    """A stable documentation-range address per simulated node (never contacted)."""
+    return "192.0.2.%d" % (_stable_byte(node_name) or 1)
 
 
 def _hash(text):
@@ -316,7 +321,8 @@ class Simulator:
                 for c in pod["spec"].get("initContainers") or []]
         ip = self._pod_ip(pod)
         status = {
-            "phase": "Running", "hostIP": self._host_ip(pod), "hostIPs": [{"ip": self._host_ip(pod)}],
+            "phase": "Running", "hostIP": internal_ip(pod["spec"]["nodeName"]),
+            "hostIPs": [{"ip": internal_ip(pod["spec"]["nodeName"])}],
             "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
             "conditions": [self._condition(t, "True", now) for t in
                            ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")],
@@ -325,9 +331,6 @@ class Simulator:
         if init:
             status["initContainerStatuses"] = init
         self._patch_status(pod, status)
-
-    def _host_ip(self, pod):
-        return node_status(pod["spec"]["nodeName"], "")["addresses"][0]["address"]
 
     @staticmethod
     def _condition(kind, value, now, reason=None):
