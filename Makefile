@@ -13,7 +13,7 @@ LAB := $(VENV_BIN)/python $(CURDIR)/tests/lab/lab.py
 
 # The test suite runs its own lab beside the demo's (other state directory and ports),
 # so `make test` never disturbs a lab a user is looking at.
-TEST_LAB_PORT_BASE ?= 36500
+TEST_LAB_PORT_BASE ?= 26500
 TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=$(TEST_LAB_PORT_BASE) LAB_DRIVER_MODE=plugin
 # Until the gpu_operator role installs a driver, the demo's simulated driver publishes
 # from the start (LAB_DRIVER_MODE=always).

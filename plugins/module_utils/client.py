@@ -86,6 +86,7 @@ class Kube:
         self.api = api
         self.custom = k8s_client.CustomObjectsApi(api)
         self.core = k8s_client.CoreV1Api(api)
+        self.apps = k8s_client.AppsV1Api(api)
 
     def list_all(self, list_fn, page_size=500, **kwargs):
         """Every item of a list call, page by page; returns (items, resourceVersion)."""

@@ -96,6 +96,21 @@ def managed_provider(server_version, nodes):
     return None
 
 
+def _full(version):
+    return version[:2] + (version[2] or 0,)
+
+
+def next_pass(current, path, order):
+    """What one pass of cluster_upgrade does: bring lagging kubelets up to the API server's
+    version first (a failed run resumed), else the next hop for the whole cluster."""
+    behind = [n["name"] for n in order if _full(parse(n.get("kubelet") or "0.0")) < _full(current)]
+    if behind:
+        return {"version": text(current), "control_plane_upgrade": False, "nodes": behind}
+    if path:
+        return {"version": text(path[0]), "control_plane_upgrade": True, "nodes": [n["name"] for n in order]}
+    return None
+
+
 def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
          kubeadm_config_api=None):
     """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
@@ -156,12 +171,14 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
                                "run `kubeadm config migrate` to v1beta4 before the 1.37 hop"))
     order = sorted(nodes, key=lambda n: (not n.get("control_plane"), n["name"]))
     return {
+        "next_pass": next_pass(current, path, order),
         "current": text(current),
         "target": text(wanted),
         "hops": [{"version": text(h), "minor": "%d.%d" % minor_of(h)} for h in path],
-        "node_order": [{"name": n["name"], "role": "control-plane" if n.get("control_plane") else "worker"}
-                       for n in order],
+        "node_order": [{"name": n["name"], "role": "control-plane" if n.get("control_plane") else "worker",
+                        "kubelet": n.get("kubelet")} for n in order],
         "blockers": blockers,
-        "warnings": warnings,
-        "up_to_date": not path and not any(b["code"] == "downgrade" for b in blockers),
+        "cautions": warnings,
+        "up_to_date": not path and not any(b["code"] == "downgrade" for b in blockers)
+        and not any(_full(parse(n.get("kubelet") or "0.0")) < _full(current) for n in nodes),
     }

@@ -18,9 +18,9 @@ description:
     the kubeadm configuration's API version from kube-system) and returns the path to O(target).
   - The path goes one minor at a time, each hop at its newest patch in O(available_versions); nodes are ordered
     control planes first.
-  - Returns C(blockers) (each with a C(fix)) and C(warnings) for kubelets more than three minors behind or newer
-    than the API server, cgroup v1 nodes for a target of 1.35 or later, containerd 1.x for 1.36 or later, kubeadm
-    v1beta3 configuration for 1.37 or later, a managed control plane (EKS, GKE, AKS), a downgrade, and a target
+  - Returns C(blockers) (each with a C(fix)) and C(cautions) (warnings, under a name Ansible does not reserve) for
+    kubelets more than three minors behind or newer than the API server, cgroup v1 nodes for a target of 1.35 or
+    later, containerd 1.x for 1.36 or later, kubeadm v1beta3 configuration for 1.37 or later, a managed control plane (EKS, GKE, AKS), a downgrade, and a target
     below the DRA minimum; ipvs kube-proxy is a warning.
   - Read-only.
 extends_documentation_fragment:
@@ -89,7 +89,7 @@ hops:
   elements: dict
   sample: [{version: 1.35.4, minor: "1.35"}]
 node_order:
-  description: Nodes in upgrade order, control planes first, with their role.
+  description: Nodes in upgrade order, control planes first, with their role and kubelet version.
   returned: always
   type: list
   elements: dict
@@ -98,13 +98,21 @@ blockers:
   returned: always
   type: list
   elements: dict
-warnings:
+cautions:
   description: What deserves attention, in the same shape as RV(blockers).
   returned: always
   type: list
   elements: dict
+next_pass:
+  description:
+    - What one pass of the cluster_upgrade role does next, or null when nothing is left. Lagging kubelets come
+      first (C(control_plane_upgrade) false, the API server's version), so a failed run resumes where it stopped;
+      otherwise the first hop for every node.
+  returned: always
+  type: dict
+  sample: {version: 1.35.4, control_plane_upgrade: true, nodes: [cp-1, gpu-1]}
 up_to_date:
-  description: True when the cluster is already at the target.
+  description: True when the API server and every kubelet are already at the target.
   returned: always
   type: bool
 """
@@ -112,6 +120,7 @@ up_to_date:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dra.gpu.plugins.module_utils import client, versions
+from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
 def main():
@@ -126,11 +135,7 @@ def main():
     try:
         kube = client.Kube(client.api_client(module))
         items, _version = kube.list_all(kube.core.list_node)
-        nodes = [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels") or {},
-                  "control_plane": "node-role.kubernetes.io/control-plane" in (n["metadata"].get("labels") or {}),
-                  "kubelet": ((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion"),
-                  "runtime": ((n.get("status") or {}).get("nodeInfo") or {}).get("containerRuntimeVersion"),
-                  "provider_id": (n.get("spec") or {}).get("providerID")} for n in items]
+        nodes = [kube_nodes.summary(n) for n in items]
         proxy = kube.kube_system_config("kube-proxy", "config.conf")
         kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
         api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None

@@ -104,7 +104,7 @@ def wait_once(env, method, head_start):
 
 
 def bench_wait(runs):
-    env = lab_env("wait", 36700)
+    env = lab_env("wait", 26700)
     lab_up(env)
     try:
         samples = {}
@@ -153,7 +153,7 @@ print(len(per_node), sum(per_node.values()))
 
 
 def bench_inventory(runs):
-    env = lab_env("scale", 36800, topology="scale-1000.yml")
+    env = lab_env("scale", 26800, topology="scale-1000.yml")
     up_seconds = lab_up(env)
     try:
         tasks = [{"name": "inventory", "register": "inv",
@@ -182,7 +182,7 @@ def bench_lab(runs):
     for name, topology in (("default", "default.yml"), ("1000 nodes", "scale-1000.yml")):
         values = []
         for _run in range(runs):
-            env = lab_env("up-" + topology.split(".", maxsplit=1)[0], 36900, topology=topology)
+            env = lab_env("up-" + topology.split(".", maxsplit=1)[0], 26900, topology=topology)
             values.append(lab_up(env))
             lab_down(env)
         results[name] = round(statistics.median(values), 1)

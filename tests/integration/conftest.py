@@ -104,28 +104,49 @@ def gpu_class(custom):
     custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
 
 
-def run_module(module, args, check_mode=False, diff=False):
-    """Run one collection module through ansible-playbook (as users do); return its result."""
+def run_playbook(playbook, inventory=None, extra_args=(), env=None):
+    """Run ansible-playbook as users do, with the JSON callback; return (rc, report, stderr).
+
+    ``playbook`` is a path, or a list of plays written to a temporary file."""
     import json
     import subprocess
     import tempfile
 
     import yaml
-    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local",
-             "tasks": [{"name": "run", module: args, "register": "out", "ignore_errors": True,
-                        "check_mode": check_mode, "diff": diff}]}]
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
-        yaml.safe_dump(play, handle)
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
-    proc = subprocess.run(["ansible-playbook", "-e", "ansible_python_interpreter=" + sys.executable, handle.name],
-                          capture_output=True, text=True, env=env, check=False)
-    os.unlink(handle.name)
+    path = playbook
+    if not isinstance(playbook, str):
+        with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
+            yaml.safe_dump(playbook, handle)
+        path = handle.name
+    full_env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="false",
+                    ANSIBLE_INVENTORY_UNPARSED_WARNING="false", **(env or {}))
+    command = ["ansible-playbook", "-e", "ansible_python_interpreter=" + sys.executable]
+    if inventory:
+        command += ["-i", inventory]
+    proc = subprocess.run(command + list(extra_args) + [path], capture_output=True, text=True, env=full_env,
+                          check=False)
+    if path is not playbook:
+        os.unlink(path)
     try:
         report = json.loads(proc.stdout)
     except ValueError:
         raise AssertionError("ansible-playbook printed no JSON (rc %s): %s %s"
                              % (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
+    return proc.returncode, report, proc.stderr
+
+
+def task_results(report, host="localhost"):
+    """Every task's result for ``host``, in order, across plays: [(task name, result)]."""
+    return [(task["task"]["name"], task["hosts"][host]) for play in report["plays"] for task in play["tasks"]
+            if host in task["hosts"]]
+
+
+def run_module(module, args, check_mode=False, diff=False):
+    """Run one collection module through ansible-playbook (as users do); return its result."""
+    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local",
+             "tasks": [{"name": "run", module: args, "register": "out", "ignore_errors": True,
+                        "check_mode": check_mode, "diff": diff}]}]
+    _rc, report, _stderr = run_playbook(play)
     return report["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 

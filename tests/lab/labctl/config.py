@@ -35,7 +35,7 @@ def _advertise_address():
 
 
 def _port_base():
-    value = os.environ.get("LAB_PORT_BASE", "36400")
+    value = os.environ.get("LAB_PORT_BASE", "26400")
     if not value.isdigit() or not 1024 <= int(value) <= 65000:
         raise ConfigError("LAB_PORT_BASE must be a number between 1024 and 65000 (got %r)" % value)
     return int(value)

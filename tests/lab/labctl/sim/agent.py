@@ -33,6 +33,10 @@ from labctl.sim import gpus, probe
 LOG = logging.getLogger("labsim")
 
 SIMULATED_ANNOTATION = "lab.dra.gpu/simulated-node"
+# Stands in for the kubelet package installed on a simulated node's host: when a test sets
+# it (cluster_upgrade's lab scenario does, where a real run installs packages and restarts
+# the kubelet), the simulated kubelet "restarts" and reports that version.
+KUBELET_VERSION_ANNOTATION = "lab.dra.gpu/kubelet-version"
 PLUGIN_POD_LABELS = (
     ("dra-driver-nvidia-gpu-component", "kubelet-plugin"),
     ("nvidia-dra-driver-gpu-component", "kubelet-plugin"),
@@ -211,13 +215,21 @@ class Simulator:
             list(pool.map(self.register_node, self.nodes.values()))
         LOG.info("registered %d simulated nodes", len(self.nodes))
 
+    def installed_kubelet_version(self, node_obj):
+        name = node_obj["metadata"]["name"]
+        annotations = node_obj["metadata"].get("annotations") or {}
+        return (annotations.get(KUBELET_VERSION_ANNOTATION) or self.nodes[name].get("kubelet_version")
+                or self.kubelet_version)
+
     def keep_node_ready(self, node_obj):
-        conditions = {c["type"]: c for c in (node_obj.get("status") or {}).get("conditions") or []}
-        if conditions.get("Ready", {}).get("status") != "True":
-            name = node_obj["metadata"]["name"]
-            version = (self.nodes[name].get("kubelet_version") or self.kubelet_version)
+        status = node_obj.get("status") or {}
+        conditions = {c["type"]: c for c in status.get("conditions") or []}
+        name = node_obj["metadata"]["name"]
+        version = self.installed_kubelet_version(node_obj)
+        reported = (status.get("nodeInfo") or {}).get("kubeletVersion")
+        if conditions.get("Ready", {}).get("status") != "True" or reported != version:
             self.core.patch_node_status(name, {"status": node_status(name, version)})
-            LOG.info("node %s reported Ready again", name)
+            LOG.info("node %s reported Ready with kubelet %s", name, version)
         self._clear_not_ready_taint(node_obj["metadata"]["name"], (node_obj.get("spec") or {}).get("taints") or [])
 
     # ----- Pods ---------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_patch_upgrade_within_a_minor():
 def test_unknown_patches_are_a_warning():
     result = versions.plan("v1.33.7", [], "1.35.4")
     assert [h["version"] for h in result["hops"]] == ["1.34", "1.35.4"]
-    assert codes(result["warnings"]) == ["unknown_patch"]
+    assert codes(result["cautions"]) == ["unknown_patch"]
 
 
 def test_downgrade_is_a_blocker():
@@ -78,12 +78,12 @@ def test_containerd_1_blocks_1_36_and_warns_for_1_35():
     old = [node("n", "v1.35.4", runtime="containerd://1.7.27")]
     assert codes(versions.plan("v1.35.4", old, "1.36", AVAILABLE)["blockers"]) == ["containerd_1"]
     warned = versions.plan("v1.34.4", [node("n", "v1.34.4", runtime="containerd://1.7.27")], "1.35", AVAILABLE)
-    assert warned["blockers"] == [] and codes(warned["warnings"]) == ["containerd_1"]
+    assert warned["blockers"] == [] and codes(warned["cautions"]) == ["containerd_1"]
 
 
 def test_ipvs_kube_proxy_warns():
     result = versions.plan("v1.34.4", [], "1.35", AVAILABLE, kube_proxy_mode="ipvs")
-    assert codes(result["warnings"]) == ["kube_proxy_ipvs"]
+    assert codes(result["cautions"]) == ["kube_proxy_ipvs"]
 
 
 def test_kubeadm_v1beta3_blocks_1_37():
@@ -110,3 +110,23 @@ def test_bad_versions_are_refused_with_examples():
         versions.parse("one.thirty-five")
     with pytest.raises(versions.VersionError, match="available_versions"):
         versions.resolve_target("latest", [])
+
+
+def test_next_pass_is_the_first_hop_for_the_whole_cluster():
+    nodes = [node("w", "v1.34.4"), node("cp", "v1.34.4", True)]
+    result = versions.plan("v1.34.4", nodes, "1.35", AVAILABLE)
+    assert result["next_pass"] == {"version": "1.35.4", "control_plane_upgrade": True, "nodes": ["cp", "w"]}
+    assert result["node_order"][0] == {"name": "cp", "role": "control-plane", "kubelet": "v1.34.4"}
+
+
+def test_next_pass_first_brings_lagging_kubelets_up_to_the_server_when_resuming():
+    nodes = [node("cp", "v1.35.4", True), node("w1", "v1.35.4"), node("w2", "v1.34.4")]
+    result = versions.plan("v1.35.4", nodes, "1.36", AVAILABLE)
+    assert result["next_pass"] == {"version": "1.35.4", "control_plane_upgrade": False, "nodes": ["w2"]}
+    assert not result["up_to_date"]
+
+
+def test_nothing_to_do_at_the_target():
+    nodes = [node("cp", "v1.35.4", True), node("w", "v1.35.4")]
+    result = versions.plan("v1.35.4", nodes, "1.35", AVAILABLE)
+    assert result["next_pass"] is None and result["up_to_date"] and result["hops"] == []

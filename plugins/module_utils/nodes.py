@@ -1,0 +1,33 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Node objects -> the few facts upgrades and readiness checks reason about."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+# Node Feature Discovery's PCI vendor label for NVIDIA, and GPU Feature Discovery's own.
+GPU_NODE_LABELS = ("feature.node.kubernetes.io/pci-10de.present", "nvidia.com/gpu.present")
+DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+
+
+def summary(node):
+    """A Node as the API returns it -> name, labels, versions, role and GPU facts."""
+    meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+    labels = meta.get("labels") or {}
+    info = status.get("nodeInfo") or {}
+    conditions = dict((c.get("type"), c.get("status")) for c in status.get("conditions") or [])
+    return {
+        "name": meta.get("name"),
+        "labels": labels,
+        "control_plane": CONTROL_PLANE_LABEL in labels,
+        "kubelet": info.get("kubeletVersion"),
+        "runtime": info.get("containerRuntimeVersion"),
+        "provider_id": spec.get("providerID"),
+        "unschedulable": bool(spec.get("unschedulable")),
+        "ready": conditions.get("Ready") == "True",
+        "gpu": any(labels.get(key) == "true" for key in GPU_NODE_LABELS),
+        "device_plugin_gpus": str((status.get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE) or "0"),
+    }

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Is a cluster ready for DRA? Pure checks over what the API (and the hosts) show.
+
+Each check returns pass, warn or fail with a message and, unless it passed, what to do.
+Only fails block; the preflight role stops on them. When the API server is too old the
+failing check carries the upgrade path, one minor at a time, from versions.plan.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.dra.gpu.plugins.module_utils import versions
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+# Container runtimes and the first version that injects devices through CDI by default.
+CDI_BY_DEFAULT = {"containerd": (2, 0), "cri-o": (1, 27)}
+CONTAINERD_CDI_OPT_IN = (1, 7)
+
+
+def _check(name, status, message, fix=None, nodes=None):
+    item = {"name": name, "status": status, "message": message}
+    if fix:
+        item["fix"] = fix
+    if nodes:
+        item["nodes"] = sorted(nodes)
+    return item
+
+
+def _runtime(text):
+    """'containerd://2.1.4' -> ('containerd', (2, 1)); unknown parts -> None."""
+    name, _sep, version = str(text or "").partition("://")
+    parts = version.lstrip("v").split(".")
+    try:
+        return name, (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        return name or None, None
+
+
+def check_server(server_version, nodes, min_version, available):
+    current, minimum = versions.parse(server_version), versions.parse(min_version)
+    if versions.minor_of(current) >= versions.minor_of(minimum):
+        return _check("server_version", PASS, "the API server runs %s (at least %s)" % (
+            versions.text(current), min_version)), []
+    plan = versions.plan(server_version, nodes, min_version, available, dra_min=min_version)
+    path = [h["version"] for h in plan["hops"]]
+    steps = " -> ".join([versions.text(current)] + path)
+    return _check("server_version", FAIL, "the API server runs %s; DRA needs %s or later" % (
+        versions.text(current), min_version),
+        "upgrade one minor at a time: %s (dra.gpu.cluster_upgrade does this: playbooks/upgrade.yml "
+        "-e cluster_upgrade_target=%s)" % (steps, min_version)), plan["hops"]
+
+
+def check_api(serves_v1):
+    if serves_v1:
+        return _check("resource_api", PASS, "resource.k8s.io/v1 is served")
+    return _check("resource_api", FAIL, "the API server does not serve resource.k8s.io/v1",
+                  "run Kubernetes 1.34 or later with the resource.k8s.io/v1 API enabled "
+                  "(--runtime-config must not turn it off)")
+
+
+def check_gpu_nodes(gpu_nodes):
+    if gpu_nodes:
+        return _check("gpu_nodes", PASS, "%d GPU node(s) found" % len(gpu_nodes), nodes=[n["name"] for n in gpu_nodes])
+    return _check("gpu_nodes", FAIL, "no node carries feature.node.kubernetes.io/pci-10de.present=true or "
+                  "nvidia.com/gpu.present=true",
+                  "deploy Node Feature Discovery (the GPU Operator installs it) or label the GPU nodes")
+
+
+def check_kubelets(gpu_nodes, min_version):
+    minimum = versions.minor_of(versions.parse(min_version))
+    old = [n["name"] for n in gpu_nodes if versions.minor_of(versions.parse(n.get("kubelet") or "0.0")) < minimum]
+    if not old:
+        return _check("kubelet_versions", PASS, "every GPU node's kubelet is at %s or later" % min_version)
+    return _check("kubelet_versions", FAIL, "the kubelet on %d GPU node(s) is older than %s" % (len(old), min_version),
+                  "upgrade those nodes (dra.gpu.cluster_upgrade upgrades the kubelets after the control plane)", old)
+
+
+def check_runtimes(gpu_nodes):
+    failing, opt_in, unknown = [], [], []
+    for node in gpu_nodes:
+        name, version = _runtime(node.get("runtime"))
+        first = CDI_BY_DEFAULT.get(name)
+        if first is None or version is None:
+            unknown.append("%s (%s)" % (node["name"], node.get("runtime") or "no runtime reported"))
+        elif version >= first:
+            continue
+        elif name == "containerd" and version >= CONTAINERD_CDI_OPT_IN:
+            opt_in.append(node["name"])
+        else:
+            failing.append("%s (%s)" % (node["name"], node.get("runtime")))
+    if failing or unknown:
+        return _check("container_runtime", FAIL, "GPU nodes whose runtime cannot inject devices through CDI: %s" %
+                      ", ".join(failing + unknown),
+                      "run containerd 2.0 or later (CDI on by default), containerd 1.7 with enable_cdi = true, "
+                      "or CRI-O 1.27 or later")
+    if opt_in:
+        return _check("container_runtime", WARN, "containerd 1.7 injects CDI devices only when enable_cdi = true",
+                      "check enable_cdi = true in the CRI plugin section of /etc/containerd/config.toml, or move to "
+                      "containerd 2.x (needed anyway before Kubernetes 1.36)", opt_in)
+    return _check("container_runtime", PASS, "every GPU node's runtime injects CDI devices by default")
+
+
+def check_cgroups(gpu_nodes, node_facts):
+    v1, unknown = [], []
+    for node in gpu_nodes:
+        fs = (node_facts.get(node["name"]) or {}).get("cgroup_fs")
+        if not fs:
+            unknown.append(node["name"])
+        elif fs != "cgroup2fs":
+            v1.append(node["name"])
+    if v1:
+        return _check("cgroup_v2", FAIL, "GPU nodes on cgroup v1: %s" % ", ".join(sorted(v1)),
+                      "boot them with cgroup v2 (systemd.unified_cgroup_hierarchy=1); from 1.35 the kubelet "
+                      "refuses cgroup v1 unless failCgroupV1: false", v1)
+    if unknown:
+        return _check("cgroup_v2", WARN, "cgroup version not checked on %d GPU node(s): the hosts were not reachable"
+                      " as inventory hosts" % len(unknown),
+                      "add the GPU hosts to the inventory (preflight_gpu_hosts) so the role can read "
+                      "stat -fc %T /sys/fs/cgroup/", unknown)
+    return _check("cgroup_v2", PASS, "every GPU node runs cgroup v2")
+
+
+def check_device_plugin(gpu_nodes, daemonsets):
+    plugin_sets = ["%s/%s" % (d["namespace"], d["name"]) for d in daemonsets if "device-plugin" in d["name"]]
+    serving = [n["name"] for n in gpu_nodes if n.get("device_plugin_gpus") not in (None, "", "0")]
+    if not plugin_sets and not serving:
+        return _check("device_plugin", PASS, "no NVIDIA device plugin hands out GPUs")
+    found = []
+    if plugin_sets:
+        found.append("DaemonSet(s) %s" % ", ".join(sorted(plugin_sets)))
+    if serving:
+        found.append("nvidia.com/gpu allocatable on %s" % ", ".join(sorted(serving)))
+    return _check("device_plugin", WARN, "the NVIDIA device plugin is present (%s)" % "; ".join(found),
+                  "migrate node by node: dra.gpu.gpu_operator moves the nodes you select to DRA and keeps the "
+                  "device plugin on the others, never both on one node", serving)
+
+
+def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", node_facts=None, available=None):
+    """Every check, the blockers among them and the upgrade path when the server is too old."""
+    gpu_nodes = [n for n in nodes if n.get("gpu")]
+    server, path = check_server(server_version, nodes, min_version, available)
+    checks = [server, check_api(serves_v1), check_gpu_nodes(gpu_nodes)]
+    if gpu_nodes:
+        checks += [check_kubelets(gpu_nodes, min_version), check_runtimes(gpu_nodes),
+                   check_cgroups(gpu_nodes, node_facts or {}), check_device_plugin(gpu_nodes, daemonsets)]
+    return {
+        "ready": not any(c["status"] == FAIL for c in checks),
+        "server_version": versions.text(versions.parse(server_version)),
+        "checks": checks,
+        "blockers": [c for c in checks if c["status"] == FAIL],
+        "cautions": [c for c in checks if c["status"] == WARN],
+        "gpu_nodes": sorted(n["name"] for n in gpu_nodes),
+        "upgrade_path": path,
+    }

@@ -1,0 +1,136 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: dra_readiness
+short_description: Check whether a cluster is ready for Dynamic Resource Allocation of NVIDIA GPUs
+version_added: 0.1.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - Reads the API server's version and API groups, the nodes and the DaemonSets, and returns one check per
+    requirement with V(pass), V(warn) or V(fail), a message and what to do.
+  - "Checks: the API server is at O(min_version) or later (else the upgrade path, one minor at a time);
+    C(resource.k8s.io/v1) is served; GPU nodes exist (Node Feature Discovery's C(pci-10de) or GPU Feature
+    Discovery's C(nvidia.com/gpu.present) label); their kubelets are at O(min_version) or later; their container
+    runtime injects CDI devices (containerd 2.0+, containerd 1.7 with CDI enabled, CRI-O 1.27+); cgroup v2 on GPU
+    nodes (from O(node_facts)); whether NVIDIA's device plugin still hands out GPUs."
+  - Read-only. Never fails on a failing check; the caller decides (the preflight role stops on blockers).
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  min_version:
+    description: The lowest Kubernetes minor accepted for DRA.
+    type: str
+    default: "1.35"
+  node_facts:
+    description:
+      - Facts per node name that only the host shows, such as C(cgroup_fs) (the output of
+        C(stat -fc %T /sys/fs/cgroup/), V(cgroup2fs) for cgroup v2). Nodes without facts get a warning.
+    type: dict
+    default: {}
+  available_versions:
+    description: Versions the package repository offers, so the upgrade path names each hop's newest patch.
+    type: list
+    elements: str
+    default: []
+attributes:
+  check_mode:
+    support: full
+    description: Read-only.
+  diff_mode:
+    support: none
+    description: Read-only; nothing to compare.
+requirements:
+  - kubernetes >= 34.1.0
+"""
+
+EXAMPLES = r"""
+- name: Check the cluster
+  dra.gpu.dra_readiness:
+    node_facts:
+      gpu-node-1: {cgroup_fs: cgroup2fs}
+  register: readiness
+
+- name: Stop on blockers
+  ansible.builtin.assert:
+    that: readiness.ready
+    fail_msg: "{{ readiness.blockers | map(attribute='fix') | join('; ') }}"
+"""
+
+RETURN = r"""
+ready:
+  description: True when no check failed.
+  returned: always
+  type: bool
+server_version:
+  description: The API server's version.
+  returned: always
+  type: str
+  sample: 1.35.4
+checks:
+  description: Every check with C(name), C(status) (V(pass), V(warn), V(fail)), C(message), and C(fix) and C(nodes) where they apply.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: resource_api, status: pass, message: resource.k8s.io/v1 is served}]
+blockers:
+  description: The failing checks.
+  returned: always
+  type: list
+  elements: dict
+cautions:
+  description: The checks that deserve attention.
+  returned: always
+  type: list
+  elements: dict
+gpu_nodes:
+  description: Names of the nodes recognised as GPU nodes.
+  returned: always
+  type: list
+  elements: str
+upgrade_path:
+  description: When the API server is too old, the hops to O(min_version), one minor each.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{version: 1.35.4, minor: "1.35"}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client, readiness, versions
+from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(min_version=dict(type="str", default="1.35"),
+                node_facts=dict(type="dict", default={}),
+                available_versions=dict(type="list", elements="str", default=[]))
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    client.check_libraries(module)
+    params = module.params
+    try:
+        kube = client.Kube(client.api_client(module))
+        items, _version = kube.list_all(kube.core.list_node)
+        sets, _version = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)
+        daemonsets = [{"namespace": d["metadata"]["namespace"], "name": d["metadata"]["name"]} for d in sets]
+        result = readiness.assess(kube.server_version(), kube.serves_resource_v1(),
+                                  [kube_nodes.summary(n) for n in items], daemonsets, params["min_version"],
+                                  params["node_facts"], params["available_versions"])
+    except versions.VersionError as exc:
+        module.fail_json(msg=str(exc))
+    except client.ApiException as exc:
+        module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

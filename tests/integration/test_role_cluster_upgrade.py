@@ -1,0 +1,90 @@
+"""playbooks/upgrade.yml against the lab: check mode and the blockers that stop it before any change.
+
+The drain, uncordon, wait and PodDisruptionBudget paths are in molecule/cluster_upgrade.
+"""
+
+import os
+import subprocess
+import tempfile
+
+import pytest
+import yaml
+
+from conftest import run_playbook, task_results
+from waiting import wait_for_object
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLAYBOOK = os.path.join(ROOT, "playbooks", "upgrade.yml")
+ANNOTATION = "lab.dra.gpu/kubelet-version"
+
+
+def host_cgroup_fs():
+    return subprocess.run(["stat", "-fc", "%T", "/sys/fs/cgroup/"], capture_output=True, text=True,
+                          check=False).stdout.strip()
+
+
+@pytest.fixture
+def inventory():
+    """localhost talks to the API; node-b is a worker "host" (this machine, through a local connection)."""
+    hosts = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
+                     "children": {"kube_node": {"hosts": {"node-b": {"ansible_connection": "local"}}}}}}
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
+        yaml.safe_dump(hosts, handle)
+    yield handle.name
+    os.unlink(handle.name)
+
+
+def set_kubelet(core, node, version):
+    core.patch_node(node, {"metadata": {"annotations": {ANNOTATION: version}}})
+    wanted = version or "v1.35.4"
+    wait_for_object(core.list_node, lambda n: n["metadata"]["name"] == node
+                    and n["status"]["nodeInfo"]["kubeletVersion"] == wanted,
+                    "%s to report kubelet %s" % (node, wanted), timeout=30)
+
+
+@pytest.fixture
+def node_b_behind(core):
+    """node-b's kubelet at 1.34.4 behind the 1.35.4 API server, as a half-finished upgrade leaves it."""
+    set_kubelet(core, "node-b", "v1.34.4")
+    yield
+    set_kubelet(core, "node-b", None)
+
+
+def node_b(core):
+    node = core.read_node("node-b")
+    return node.status.node_info.kubelet_version, bool(node.spec.unschedulable)
+
+
+def plan_lines(report):
+    return [r["msg"] for name, r in task_results(report) if name.endswith("Show the plan") and not r.get("skipped")]
+
+
+def test_check_mode_prints_the_plan_and_changes_nothing(core, inventory, node_b_behind):
+    rc, report, stderr = run_playbook(PLAYBOOK, inventory, ["--check", "-e", "cluster_upgrade_check_cgroups=false",
+                                                            "-e", '{"cluster_upgrade_available_versions": ["1.35.4"]}'])
+    assert rc == 0, stderr
+    plans = plan_lines(report)
+    assert len(plans) == 4  # each pass plans, shows it (work is left) and stops in check mode
+    assert "This pass: resume: bring node-b to 1.35.4" in plans[0]
+    assert node_b(core) == ("v1.34.4", False)
+    changed = [name for name, r in task_results(report) + task_results(report, "node-b") if r.get("changed")]
+    assert changed == []
+
+
+@pytest.mark.skipif(host_cgroup_fs() == "cgroup2fs", reason="needs a cgroup v1 host to hit the blocker")
+def test_a_cgroup_v1_host_stops_the_upgrade_before_anything_changes(core, inventory, node_b_behind):
+    rc, report, _stderr = run_playbook(PLAYBOOK, inventory, ["-e", "cluster_upgrade_target=1.35.4"])
+    assert rc != 0
+    failed = [r for name, r in task_results(report) if r.get("failed")]
+    assert len(failed) == 1
+    message = failed[0]["msg"]
+    assert "node-b runs cgroup v1" in message and "Nothing was changed" in message
+    assert node_b(core) == ("v1.34.4", False)
+
+
+def test_an_up_to_date_cluster_is_a_no_op(core, inventory):
+    rc, report, stderr = run_playbook(PLAYBOOK, inventory, ["-e", "cluster_upgrade_check_cgroups=false"])
+    assert rc == 0, stderr
+    plans = plan_lines(report)
+    assert len(plans) == 1 and "This pass: nothing" in plans[0][1]  # later passes stay quiet
+    assert not any(r.get("changed") for _name, r in task_results(report) + task_results(report, "node-b"))

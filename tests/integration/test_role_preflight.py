@@ -1,0 +1,60 @@
+"""The preflight role against real API servers: the test lab (1.35.4) and a 1.34.4 lab."""
+
+import pytest
+
+import old_lab
+from conftest import run_playbook, task_results
+
+OLD_VERSION = "1.34.4"
+
+
+def preflight_play(**role_vars):
+    return [{"hosts": "localhost", "gather_facts": False, "connection": "local",
+             "roles": [{"role": "dra.gpu.preflight", "vars": role_vars}]}]
+
+
+def readiness(report):
+    return [r for name, r in task_results(report) if name.endswith("Check the cluster for DRA")][0]
+
+
+def failure(report):
+    return [r for name, r in task_results(report) if name.endswith("Stop on blockers")][0]
+
+
+def test_the_lab_at_1_35_is_ready():
+    rc, report, stderr = run_playbook(preflight_play())
+    assert rc == 0, stderr
+    result = readiness(report)
+    assert result["ready"] and result["server_version"] == "1.35.4"
+    statuses = dict((c["name"], c["status"]) for c in result["checks"])
+    assert statuses == {"server_version": "pass", "resource_api": "pass", "gpu_nodes": "pass",
+                        "kubelet_versions": "pass", "container_runtime": "pass", "device_plugin": "pass",
+                        # The lab's nodes are simulated: no host to read the cgroup file system from.
+                        "cgroup_v2": "warn"}
+    assert result["gpu_nodes"] == ["node-a", "node-b"]
+
+
+@pytest.fixture(scope="module")
+def old_cluster():
+    kubeconfig = old_lab.start(OLD_VERSION)
+    yield kubeconfig
+    old_lab.stop(OLD_VERSION)
+
+
+def test_a_1_34_cluster_fails_with_the_path_to_follow(old_cluster):
+    rc, report, _stderr = run_playbook(preflight_play(preflight_available_versions=["1.34.4", "1.35.3", "1.35.4"]),
+                                       env={"KUBECONFIG": old_cluster})
+    assert rc != 0
+    result = readiness(report)
+    assert result["server_version"] == OLD_VERSION and not result["ready"]
+    assert [b["name"] for b in result["blockers"]] == ["server_version", "kubelet_versions"]
+    assert [h["version"] for h in result["upgrade_path"]] == ["1.35.4"]
+    message = failure(report)["msg"]
+    assert "runs 1.34.4; DRA needs 1.35 or later" in message
+    assert "1.34.4 -> 1.35.4" in message and "playbooks/upgrade.yml" in message
+
+
+def test_report_only_mode_does_not_fail(old_cluster):
+    rc, report, stderr = run_playbook(preflight_play(preflight_fail_on_blockers=False), env={"KUBECONFIG": old_cluster})
+    assert rc == 0, stderr
+    assert not readiness(report)["ready"]

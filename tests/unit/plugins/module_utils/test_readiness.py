@@ -1,0 +1,99 @@
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.dra.gpu.plugins.module_utils import node_wait, nodes, readiness
+
+AVAILABLE = ["1.33.7", "1.34.4", "1.35.3", "1.35.4"]
+
+
+def api_node(name, kubelet="v1.35.4", runtime="containerd://2.1.4", gpu=True, ready="True", allocatable=None,
+             control_plane=False):
+    labels = {"nvidia.com/gpu.present": "true"} if gpu else {}
+    if control_plane:
+        labels[nodes.CONTROL_PLANE_LABEL] = ""
+    return {"metadata": {"name": name, "labels": labels},
+            "spec": {},
+            "status": {"nodeInfo": {"kubeletVersion": kubelet, "containerRuntimeVersion": runtime},
+                       "conditions": [{"type": "Ready", "status": ready}],
+                       "allocatable": allocatable or {}}}
+
+
+def assess(node_list, server="v1.35.4", serves_v1=True, daemonsets=(), facts=None):
+    summaries = [nodes.summary(n) for n in node_list]
+    cgroups = facts if facts is not None else dict((s["name"], {"cgroup_fs": "cgroup2fs"}) for s in summaries)
+    return readiness.assess(server, serves_v1, summaries, list(daemonsets), "1.35", cgroups, AVAILABLE)
+
+
+def status(result, name):
+    return [c for c in result["checks"] if c["name"] == name][0]
+
+
+def test_a_ready_cluster_passes_every_check():
+    result = assess([api_node("gpu-1"), api_node("cp", gpu=False, control_plane=True)])
+    assert result["ready"] and result["blockers"] == [] and result["cautions"] == []
+    assert result["gpu_nodes"] == ["gpu-1"]
+    assert [c["status"] for c in result["checks"]] == ["pass"] * 7
+
+
+def test_an_old_server_fails_with_the_path_one_minor_at_a_time():
+    result = assess([api_node("gpu-1", kubelet="v1.33.7")], server="v1.33.7")
+    check = status(result, "server_version")
+    assert check["status"] == "fail"
+    assert "1.33.7 -> 1.34.4 -> 1.35.4" in check["fix"]
+    assert [h["version"] for h in result["upgrade_path"]] == ["1.34.4", "1.35.4"]
+    assert status(result, "kubelet_versions")["nodes"] == ["gpu-1"]
+    assert not result["ready"]
+
+
+def test_missing_resource_api_is_a_blocker():
+    result = assess([api_node("gpu-1")], serves_v1=False)
+    assert status(result, "resource_api")["status"] == "fail"
+    assert not result["ready"]
+
+
+def test_no_gpu_nodes_is_a_blocker_and_skips_the_node_checks():
+    result = assess([api_node("cpu-1", gpu=False)])
+    assert [c["name"] for c in result["blockers"]] == ["gpu_nodes"]
+    assert len(result["checks"]) == 3
+
+
+def test_nfd_pci_label_counts_as_a_gpu_node():
+    node = api_node("gpu-1", gpu=False)
+    node["metadata"]["labels"]["feature.node.kubernetes.io/pci-10de.present"] = "true"
+    assert assess([node])["gpu_nodes"] == ["gpu-1"]
+
+
+def test_runtimes():
+    assert status(assess([api_node("a", runtime="cri-o://1.30.1")]), "container_runtime")["status"] == "pass"
+    opt_in = status(assess([api_node("a", runtime="containerd://1.7.27")]), "container_runtime")
+    assert opt_in["status"] == "warn" and "enable_cdi" in opt_in["fix"] and opt_in["nodes"] == ["a"]
+    old = status(assess([api_node("a", runtime="containerd://1.6.9"), api_node("b", runtime="docker://24.0")]),
+                 "container_runtime")
+    assert old["status"] == "fail" and "a (containerd://1.6.9)" in old["message"] and "b (docker://24.0)" in old["message"]
+
+
+def test_cgroups():
+    v1 = assess([api_node("a"), api_node("b")], facts={"a": {"cgroup_fs": "tmpfs"}, "b": {"cgroup_fs": "cgroup2fs"}})
+    assert status(v1, "cgroup_v2")["nodes"] == ["a"] and not v1["ready"]
+    unknown = assess([api_node("a")], facts={})
+    assert status(unknown, "cgroup_v2")["status"] == "warn" and unknown["ready"]
+
+
+def test_device_plugin_present_is_a_warning_with_migration_advice():
+    result = assess([api_node("a", allocatable={"nvidia.com/gpu": "2"}), api_node("b")],
+                    daemonsets=[{"namespace": "gpu-operator", "name": "nvidia-device-plugin-daemonset"}])
+    check = status(result, "device_plugin")
+    assert check["status"] == "warn" and check["nodes"] == ["a"]
+    assert "gpu-operator/nvidia-device-plugin-daemonset" in check["message"] and "node by node" in check["fix"]
+    assert result["ready"]
+
+
+def test_node_wait_version_matching_and_shortfall():
+    assert node_wait.version_matches("v1.35.4", "1.35.4") and node_wait.version_matches("v1.35.4", "1.35")
+    assert not node_wait.version_matches("v1.34.4", "1.35") and not node_wait.version_matches("v1.35.3", "1.35.4")
+    assert node_wait.version_matches("v1.34.4", None)
+    old = nodes.summary(api_node("a", kubelet="v1.34.4", ready="False"))
+    assert node_wait.shortfall(old, "1.35.4") == "not Ready, kubelet v1.34.4, waiting for 1.35.4"
+    assert node_wait.shortfall(None, "1.35.4") == "not registered"
+    assert node_wait.shortfall(nodes.summary(api_node("a")), "1.35.4") is None
