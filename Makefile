@@ -15,9 +15,10 @@ LAB := $(VENV_BIN)/python $(CURDIR)/tests/lab/lab.py
 # so `make test` never disturbs a lab a user is looking at.
 TEST_LAB_PORT_BASE ?= 26500
 TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=$(TEST_LAB_PORT_BASE) LAB_DRIVER_MODE=plugin
-# Until the gpu_operator role installs a driver, the demo's simulated driver publishes
-# from the start (LAB_DRIVER_MODE=always).
-DEMO_LAB := LAB_DRIVER_MODE=$${LAB_DRIVER_MODE:-always}
+# The demo's lab runs the simulated driver in plugin mode: a node publishes its GPUs once
+# the gpu_operator role has put the DRA kubelet plugin on it, as on a real cluster.
+DEMO_LAB := LAB_DRIVER_MODE=$${LAB_DRIVER_MODE:-plugin}
+DEMO_CHARTS := $(CURDIR)/.lab/charts
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
@@ -58,7 +59,8 @@ lab-env: ## Print export lines: eval "$$(make -s lab-env)"
 demo: bootstrap ## Start a lab and run playbooks/site.yml against it
 	@$(DEMO_LAB) $(LAB) up
 	@eval "$$($(DEMO_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
-	  ansible-playbook -i playbooks/inventory/lab.yml playbooks/site.yml
+	  $(VENV_BIN)/python tests/fixtures/charts/chart_repo.py build $(DEMO_CHARTS) >/dev/null && \
+	  DRA_GPU_LAB_CHARTS=$(DEMO_CHARTS) ansible-playbook -i playbooks/inventory/lab.yml playbooks/site.yml
 	@echo "demo: the lab keeps running. Look around with"
 	@echo "  eval \"\$$(make -s lab-env)\" && kubectl get nodes,resourceslices,resourceclaims -A"
 	@echo "demo: stop it with: make lab-down"

@@ -31,3 +31,9 @@ def summary(node):
         "gpu": any(labels.get(key) == "true" for key in GPU_NODE_LABELS),
         "device_plugin_gpus": str((status.get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE) or "0"),
     }
+
+
+def list_summaries(kube):
+    """Every node of the cluster, summarised (``kube`` is a client.Kube)."""
+    items, _version = kube.list_all(kube.core.list_node)
+    return [summary(n) for n in items]

@@ -24,6 +24,7 @@ description:
   - Read-only. Never fails on a failing check; the caller decides (the preflight role stops on blockers).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
 options:
   min_version:
     description: The lowest Kubernetes minor accepted for DRA.
@@ -40,15 +41,6 @@ options:
     type: list
     elements: str
     default: []
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Read-only; nothing to compare.
-requirements:
-  - kubernetes >= 34.1.0
 """
 
 EXAMPLES = r"""
@@ -119,11 +111,10 @@ def main():
     params = module.params
     try:
         kube = client.Kube(client.api_client(module))
-        items, _version = kube.list_all(kube.core.list_node)
         sets, _version = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)
         daemonsets = [{"namespace": d["metadata"]["namespace"], "name": d["metadata"]["name"]} for d in sets]
         result = readiness.assess(kube.server_version(), kube.serves_resource_v1(),
-                                  [kube_nodes.summary(n) for n in items], daemonsets, params["min_version"],
+                                  kube_nodes.list_summaries(kube), daemonsets, params["min_version"],
                                   params["node_facts"], params["available_versions"])
     except versions.VersionError as exc:
         module.fail_json(msg=str(exc))

@@ -21,6 +21,7 @@ description:
   - On timeout it fails naming each node that is not there yet and why (not Ready, or its kubelet version).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
 options:
   names:
     description: The nodes to wait for.
@@ -34,15 +35,6 @@ options:
     description: Seconds to wait.
     type: int
     default: 300
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Read-only; nothing to compare.
-requirements:
-  - kubernetes >= 34.1.0
 """
 
 EXAMPLES = r"""

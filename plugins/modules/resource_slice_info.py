@@ -20,6 +20,7 @@ description:
   - Lists are read page by page, so clusters with thousands of devices stay cheap.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
   - dra.gpu.slice_filters
 options:
   include_allocations:
@@ -27,15 +28,6 @@ options:
       - Read ResourceClaims to tell which devices are allocated. Without it every device counts as free.
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Read-only; there is nothing to compare.
-requirements:
-  - kubernetes >= 34.1.0
 """
 
 EXAMPLES = r"""

@@ -23,6 +23,7 @@ description:
     with O(driver_namespace), the state of the driver's kubelet-plugin pods.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
   - dra.gpu.slice_filters
 options:
   driver:
@@ -63,15 +64,7 @@ options:
       - dra-driver-nvidia-gpu-component=kubelet-plugin
       - nvidia-dra-driver-gpu-component=kubelet-plugin
       - dra-example-driver-component=kubelet-plugin
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; waits the same in check mode.
-  diff_mode:
-    support: none
-    description: Read-only; there is nothing to compare.
 requirements:
-  - kubernetes >= 34.1.0
   - cel-python >= 0.5.0 (only with O(selector))
 """
 

@@ -25,6 +25,7 @@ description:
   - Read-only.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
 options:
   target:
     description: V(latest) of O(available_versions), a minor such as V(1.35), or an exact version such as V(1.35.4).
@@ -45,15 +46,6 @@ options:
         C(stat -fc %T /sys/fs/cgroup/), V(cgroup2fs) for cgroup v2).
     type: dict
     default: {}
-attributes:
-  check_mode:
-    support: full
-    description: Read-only.
-  diff_mode:
-    support: none
-    description: Read-only; nothing to compare.
-requirements:
-  - kubernetes >= 34.1.0
 """
 
 EXAMPLES = r"""
@@ -134,8 +126,7 @@ def main():
     params = module.params
     try:
         kube = client.Kube(client.api_client(module))
-        items, _version = kube.list_all(kube.core.list_node)
-        nodes = [kube_nodes.summary(n) for n in items]
+        nodes = kube_nodes.list_summaries(kube)
         proxy = kube.kube_system_config("kube-proxy", "config.conf")
         kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
         api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None

@@ -1,0 +1,97 @@
+"""The planned values, rendered by the stand-in charts with the real helm, per version and mode.
+
+No lab needed: `helm template` with and without the resource.k8s.io/v1 API. The molecule
+scenario molecule/gpu_operator installs them into the lab.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHARTS = os.path.join(HERE, "..", "fixtures", "charts")
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # noqa: E402
+
+from plugins.module_utils import gpu_operator_values as gov  # noqa: E402
+
+HELM = shutil.which("helm")
+pytestmark = pytest.mark.skipif(HELM is None, reason="helm is not on PATH (eval \"$(make -s lab-env)\")")
+COMBINATIONS = [(v, "auto") for v in gov.supported_operator_versions()] + \
+    [("v26.7.0", "standalone"), ("v26.7.0", "gpucluster")]
+
+
+@pytest.fixture(scope="module")
+def repo():
+    dest = tempfile.mkdtemp(prefix="stand-in-repo-")
+    subprocess.run([sys.executable, os.path.join(CHARTS, "chart_repo.py"), "build", dest, "--helm", HELM], check=True)
+    yield dest
+    shutil.rmtree(dest)
+
+
+def render(repo, release, api=True):
+    path = os.path.join(repo, "%s-%s.tgz" % (release["chart"], release["chart_version"]))
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
+        yaml.safe_dump(release["values"], handle)
+    cmd = [HELM, "template", release["name"], path, "-n", release["namespace"], "-f", handle.name]
+    if api:
+        cmd += ["--api-versions", "resource.k8s.io/v1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    os.unlink(handle.name)
+    return proc, [d for d in yaml.safe_load_all(proc.stdout) if d] if proc.returncode == 0 else []
+
+
+def by_kind(docs, kind):
+    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+@pytest.mark.parametrize("version,mode", COMBINATIONS)
+@pytest.mark.parametrize("nodes", [["node-b"], []])
+def test_planned_values_render(repo, version, mode, nodes):
+    try:
+        plan = gov.plan(version, mode, gpu_nodes=["node-a", "node-b"], dra_nodes=nodes)
+    except gov.PlanError as exc:
+        assert nodes and "cannot migrate node by node" in str(exc)
+        return
+    rendered = {}
+    for release in plan["releases"]:
+        proc, docs = render(repo, release)
+        assert proc.returncode == 0, proc.stderr
+        rendered[release["chart"]] = docs
+    operator = rendered["gpu-operator"]
+    device_plugin = by_kind(operator, "DaemonSet").get("nvidia-device-plugin-daemonset")
+    assert (device_plugin is not None) == plan["device_plugin_enabled"] == bool(nodes)
+    if plan["layout"] == "standalone":
+        dra = by_kind(rendered[plan["releases"][1]["chart"]], "DaemonSet")[plan["plugin"]["daemonset"]]
+        assert dra["spec"]["template"]["spec"]["nodeSelector"] == {"nvidia.com/dra-kubelet-plugin": "true"}
+        label = plan["plugin"]["pod_selector"].split("=")[0]
+        assert dra["spec"]["template"]["metadata"]["labels"] == {label: "kubelet-plugin"}
+        env = yaml.safe_load(by_kind(operator, "Deployment")["gpu-operator"]["spec"]["template"]["metadata"]
+                             ["annotations"]["stand-in.dra.gpu/driver-manager-env"])
+        assert env == [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}]
+    else:
+        assert "dra-driver-nvidia-gpu-kubelet-plugin" in by_kind(operator, "DaemonSet")
+
+
+@pytest.mark.parametrize("chart,version,values,message", [
+    ("gpu-operator", "v26.7.0", {"gpuCluster": {"deployCR": True}}, "cannot both be true"),
+    ("gpu-operator", "v26.7.0", {"clusterPolicy": {"deployCR": False}, "gpuCluster": {"deployCR": True}},
+     "nvidiaDriverCRD"),
+    ("dra-driver-nvidia-gpu", "v0.4.1", {}, "gpuResourcesEnabledOverride=true"),
+])
+def test_stand_ins_refuse_like_the_real_charts(repo, chart, version, values, message):
+    proc, _docs = render(repo, {"name": "x", "namespace": "x", "chart": chart, "chart_version": version,
+                                "values": values})
+    assert proc.returncode != 0 and message in proc.stderr
+
+
+def test_stand_ins_refuse_without_the_dra_api(repo):
+    plan = gov.plan("v26.7.0", gpu_nodes=["node-a"])
+    proc, _docs = render(repo, plan["releases"][0], api=False)
+    if proc.returncode == 0:
+        pytest.skip("this helm's built-in API list already includes resource.k8s.io/v1")
+    assert "resource.k8s.io/v1" in proc.stderr
