@@ -11,6 +11,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+import old_lab
 from waiting import wait_for_object
 
 # The collection's module_utils, importable as Ansible sees them (build/collections).
@@ -44,6 +45,14 @@ def api():
     if not os.environ.get("KUBECONFIG"):
         pytest.fail("KUBECONFIG is not set: run these tests through `make integration`, which starts the lab")
     return config.new_client_from_config(config_file=os.environ["KUBECONFIG"])
+
+
+@pytest.fixture(scope="session")
+def old_cluster():
+    """A second lab at old_lab.OLD_VERSION (1.34.4); yields its kubeconfig."""
+    kubeconfig = old_lab.start(old_lab.OLD_VERSION)
+    yield kubeconfig
+    old_lab.stop(old_lab.OLD_VERSION)
 
 
 @pytest.fixture(scope="session")
@@ -141,12 +150,12 @@ def task_results(report, host="localhost"):
             if host in task["hosts"]]
 
 
-def run_module(module, args, check_mode=False, diff=False):
+def run_module(module, args, check_mode=False, diff=False, env=None):
     """Run one collection module through ansible-playbook (as users do); return its result."""
     play = [{"hosts": "localhost", "gather_facts": False, "connection": "local",
              "tasks": [{"name": "run", module: args, "register": "out", "ignore_errors": True,
                         "check_mode": check_mode, "diff": diff}]}]
-    _rc, report, _stderr = run_playbook(play)
+    _rc, report, _stderr = run_playbook(play, env=env)
     return report["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 

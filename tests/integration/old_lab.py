@@ -1,7 +1,8 @@
-"""A second, short-lived lab at an older Kubernetes version, beside the test lab.
+"""Short-lived labs beside the test lab: an older Kubernetes version, or one without DRA.
 
 Started with the project's own lab tooling (tests/lab/lab.py) from the same cache, on ports
-300 above the test lab's and its own state directory, and always stopped afterwards.
+300 (or, without DRA, 400) above the test lab's and their own state directories, and always
+stopped afterwards.
 """
 
 import os
@@ -9,27 +10,31 @@ import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# The version the preflight and upgrade tests start from (built by tests/integration/run.sh).
+OLD_VERSION = "1.34.4"
 LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
 
 
-def lab_env(version):
-    base = int(os.environ.get("LAB_PORT_BASE", "26500")) + 300
+def lab_env(version, without_dra=False):
+    base = int(os.environ.get("LAB_PORT_BASE", "26500")) + (400 if without_dra else 300)
     env = dict(os.environ)
-    env.update(LAB_STATE_DIR=os.path.join(ROOT, ".lab", "test-%s" % version), LAB_PORT_BASE=str(base),
-               LAB_K8S_VERSION=version, LAB_DRIVER_MODE="always")
+    name = "test-%s%s" % (version, "-without-dra" if without_dra else "")
+    env.update(LAB_STATE_DIR=os.path.join(ROOT, ".lab", name), LAB_PORT_BASE=str(base),
+               LAB_K8S_VERSION=version, LAB_DRIVER_MODE="plugin" if without_dra else "always",
+               LAB_WITHOUT_DRA="1" if without_dra else "")
     env.pop("LAB_TOPOLOGY", None)
     return env
 
 
-def start(version):
+def start(version, without_dra=False):
     """Start the lab (building that version first if the cache lacks it); return its kubeconfig."""
-    env = lab_env(version)
+    env = lab_env(version, without_dra)
     proc = subprocess.run(LAB + ["up"], env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        stop(version)
+        stop(version, without_dra)
         raise AssertionError("could not start a %s lab:\n%s\n%s" % (version, proc.stdout[-3000:], proc.stderr[-3000:]))
     return os.path.join(env["LAB_STATE_DIR"], "kubeconfig")
 
 
-def stop(version):
-    subprocess.run(LAB + ["down"], env=lab_env(version), capture_output=True, text=True, check=False)
+def stop(version, without_dra=False):
+    subprocess.run(LAB + ["down"], env=lab_env(version, without_dra), capture_output=True, text=True, check=False)

@@ -23,6 +23,11 @@ trap on_exit EXIT
 t0=$SECONDS
 LAB_K8S_VERSION=1.34.4 lab build
 echo "integration: Kubernetes 1.34.4 for the preflight test ready in $((SECONDS - t0))s"
+# The node lab's package mirror (kubeadm, kubelet, kubectl .debs of both versions) for
+# tests/integration/test_node_mirror.py; the node binaries are compiled here when not cached.
+t0=$SECONDS
+lab mirror --root "$root/.lab/test-mirror" --versions 1.34.4 1.35.4
+echo "integration: node lab package mirror ready in $((SECONDS - t0))s"
 t0=$SECONDS
 lab up
 echo "integration: lab up in $((SECONDS - t0))s"

@@ -1,7 +1,8 @@
 """The planned values, rendered by the stand-in charts with the real helm, per version and mode.
 
-No lab needed: `helm template` with and without the resource.k8s.io/v1 API. The molecule
-scenario molecule/gpu_operator installs them into the lab.
+No lab needed: `helm template` with the resource.k8s.io/v1 API. The refusal without it is
+rendered against a live cluster without DRA in test_without_dra_api.py; the molecule
+scenario molecule/gpu_operator installs the charts into the lab.
 """
 
 import os
@@ -87,11 +88,3 @@ def test_stand_ins_refuse_like_the_real_charts(repo, chart, version, values, mes
     proc, _docs = render(repo, {"name": "x", "namespace": "x", "chart": chart, "chart_version": version,
                                 "values": values})
     assert proc.returncode != 0 and message in proc.stderr
-
-
-def test_stand_ins_refuse_without_the_dra_api(repo):
-    plan = gov.plan("v26.7.0", gpu_nodes=["node-a"])
-    proc, _docs = render(repo, plan["releases"][0], api=False)
-    if proc.returncode == 0:
-        pytest.skip("this helm's built-in API list already includes resource.k8s.io/v1")
-    assert "resource.k8s.io/v1" in proc.stderr

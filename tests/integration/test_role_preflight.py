@@ -1,11 +1,9 @@
 """The preflight role against real API servers: the test lab (1.35.4) and a 1.34.4 lab."""
 
-import pytest
-
 import old_lab
 from conftest import run_playbook, task_results
 
-OLD_VERSION = "1.34.4"
+OLD_VERSION = old_lab.OLD_VERSION
 
 
 def preflight_play(**role_vars):
@@ -32,13 +30,6 @@ def test_the_lab_at_1_35_is_ready():
                         # The lab's nodes are simulated: no host to read the cgroup file system from.
                         "cgroup_v2": "warn"}
     assert result["gpu_nodes"] == ["node-a", "node-b"]
-
-
-@pytest.fixture(scope="module")
-def old_cluster():
-    kubeconfig = old_lab.start(OLD_VERSION)
-    yield kubeconfig
-    old_lab.stop(OLD_VERSION)
 
 
 def test_a_1_34_cluster_fails_with_the_path_to_follow(old_cluster):

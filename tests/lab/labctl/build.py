@@ -25,6 +25,7 @@ ETCD_VERSION = "3.6.16"
 HELM_VERSION = "3.22.0"
 
 K8S_COMMANDS = ("kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl")
+NODE_COMMANDS = ("kubeadm", "kubelet", "kubectl")
 
 _STAGING_RE = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/src/")
 
@@ -125,18 +126,28 @@ def _all_present(bindir, names):
 
 
 def build_kubernetes(version, log, force=False):
+    """The control plane the lab runs, and kubectl."""
+    return _build_k8s_commands(version, K8S_COMMANDS, "bin", "src", log, force)
+
+
+def build_kubernetes_node(version, log, force=False):
+    """What a kubeadm node installs from packages: kubeadm, kubelet, kubectl (the node lab's mirror)."""
+    return _build_k8s_commands(version, NODE_COMMANDS, "node-bin", "src-node", log, force)
+
+
+def _build_k8s_commands(version, commands, bin_name, src_name, log, force):
     version = normalise_k8s_version(version)
     root = paths.k8s_build_dir(version)
-    bindir = os.path.join(root, "bin")
-    if not force and _all_present(bindir, K8S_COMMANDS):
+    bindir = os.path.join(root, bin_name)
+    if not force and _all_present(bindir, commands):
         return bindir
-    workdir = os.path.join(root, "src")
+    workdir = os.path.join(root, src_name)
     os.makedirs(workdir, exist_ok=True)
     staging, published = staging_modules(version, workdir)
     minor_patch = "v0." + version.split(".", 1)[1]
     gomod = _wrapper_gomod("dragpu.lab/kubernetes", [("k8s.io/kubernetes", "v" + version)],
                            [(m, minor_patch) for m in staging])
-    _prepare_wrapper(workdir, gomod, ["k8s.io/kubernetes/cmd/" + c for c in K8S_COMMANDS], log)
+    _prepare_wrapper(workdir, gomod, ["k8s.io/kubernetes/cmd/" + c for c in commands], log)
     # buildDate is the module's publication time, so a rebuild is byte-for-byte the
     # same command line and Go's cache answers it in seconds.
     build_date = published or "1970-01-01T00:00:00Z"
@@ -145,7 +156,7 @@ def build_kubernetes(version, log, force=False):
     shutil.rmtree(tmp_bin, ignore_errors=True)
     os.makedirs(tmp_bin)
     _run(["go", "build", "-trimpath", "-o", tmp_bin + "/", "-ldflags", ldflags]
-         + ["k8s.io/kubernetes/cmd/" + c for c in K8S_COMMANDS], workdir, log)
+         + ["k8s.io/kubernetes/cmd/" + c for c in commands], workdir, log)
     shutil.rmtree(bindir, ignore_errors=True)
     os.rename(tmp_bin, bindir)
     return bindir

@@ -1,11 +1,28 @@
-"""`lab.py build|up|down|status|env`: the one command line behind the Make targets."""
+"""`lab.py build|up|down|status|env|mirror`: the one command line behind the Make targets."""
 
 import argparse
 import os
 import sys
+import time
 
-from labctl import build, cluster, config
+from labctl import build, cluster, config, mirror, paths
 from labctl.processes import ComponentDied
+
+
+# The versions the node lab upgrades between.
+DEFAULT_MIRROR_VERSIONS = ["1.34.4", "1.35.4"]
+
+
+def _mirror(args):
+    started = time.monotonic()
+    log_path = os.path.join(paths.cache_root(), "build.log")
+    os.makedirs(paths.cache_root(), exist_ok=True)
+    with open(log_path, "a") as log:
+        minors = mirror.build_mirror(os.path.abspath(args.root), args.versions, log)
+    print("lab: mirror of %s (minors %s) in %s, built in %.1fs" % (
+        ", ".join(args.versions), ", ".join(minors), mirror.served_dir(os.path.abspath(args.root)),
+        time.monotonic() - started), file=sys.stderr)
+    return 0
 
 
 def main(argv):
@@ -18,6 +35,9 @@ def main(argv):
     restart_parser = sub.add_parser("restart", help="restart one component of a running lab")
     restart_parser.add_argument("component")
     sub.add_parser("status", help="show each component; exit 1 if one is down, 3 if never started")
+    mirror_parser = sub.add_parser("mirror", help="build the node lab's apt mirror of kubeadm, kubelet, kubectl")
+    mirror_parser.add_argument("--versions", nargs="+", default=DEFAULT_MIRROR_VERSIONS)
+    mirror_parser.add_argument("--root", default=os.path.join(os.path.dirname(paths.state_dir()), "mirror"))
     env_parser = sub.add_parser("env", help="print shell export lines for kubectl, helm and ansible")
     env_parser.add_argument("--venv-bin", default=os.path.join(os.path.dirname(sys.executable)))
     args = parser.parse_args(argv)
@@ -38,10 +58,12 @@ def main(argv):
             return 0
         if args.command == "status":
             return cluster.status(cfg)
+        if args.command == "mirror":
+            return _mirror(args)
         if args.command == "env":
             print("\n".join(cluster.env_lines(cfg, args.venv_bin)))
             return 0
-    except (config.ConfigError, build.BuildError, ComponentDied, TimeoutError) as exc:
+    except (config.ConfigError, build.BuildError, mirror.MirrorError, ComponentDied, TimeoutError) as exc:
         print("lab: error: %s" % exc, file=sys.stderr)
         return 2
     return 0

@@ -106,7 +106,7 @@ def _argv(cfg, name, bins, files, kubeconfigs, advertise):
                 "--service-account-signing-key-file=" + files["sa.key"],
                 "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
                 "--cert-dir=" + os.path.join(cfg.state_dir, "apiserver-certs"),
-                "--profiling=false", "--v=1"]
+                "--profiling=false", "--v=1"] + _without_dra_flags(cfg, apiserver=True)
     if name == "kube-controller-manager":
         kc = kubeconfigs["controller-manager"]
         return [bins["kube-controller-manager"], "--kubeconfig=" + kc,
@@ -115,18 +115,25 @@ def _argv(cfg, name, bins, files, kubeconfigs, advertise):
                 "--leader-elect=false", "--use-service-account-credentials=true",
                 "--controllers=" + ",".join(CONTROLLERS),
                 "--service-account-private-key-file=" + files["sa.key"], "--root-ca-file=" + files["ca.crt"],
-                "--concurrent-gc-syncs=5", "--profiling=false", "--v=1"]
+                "--concurrent-gc-syncs=5", "--profiling=false", "--v=1"] + _without_dra_flags(cfg)
     if name == "kube-scheduler":
         kc = kubeconfigs["scheduler"]
         return [bins["kube-scheduler"], "--kubeconfig=" + kc,
                 "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
                 "--bind-address=127.0.0.1", "--secure-port=%d" % cfg.scheduler_port,
-                "--leader-elect=false", "--profiling=false", "--v=1"]
+                "--leader-elect=false", "--profiling=false", "--v=1"] + _without_dra_flags(cfg)
     if name == "simulator":
         return [sys.executable, "-m", "labctl.sim", "--kubeconfig", kubeconfigs["simulator"],
                 "--topology", cfg.topology_file, "--driver-mode", cfg.driver_mode,
                 "--kubelet-version", "v" + cfg.k8s_version, "--state-dir", cfg.state_dir]
     raise KeyError(name)
+
+
+def _without_dra_flags(cfg, apiserver=False):
+    if not cfg.without_dra:
+        return []
+    flags = ["--feature-gates=DynamicResourceAllocation=false"]
+    return flags + (["--runtime-config=resource.k8s.io/v1=false"] if apiserver else [])
 
 
 def _readiness(cfg, name, files, tokens):

@@ -52,6 +52,9 @@ class LabConfig:
     apiserver_port: int
     controller_manager_port: int
     scheduler_port: int
+    # A cluster that does not serve DRA's API at all, for the tests of the refusals. Only
+    # Kubernetes 1.34 can do it: from 1.35 the DynamicResourceAllocation gate is locked on.
+    without_dra: bool = False
 
     @property
     def run_dir(self):
@@ -68,6 +71,15 @@ class LabConfig:
     @property
     def server_url(self):
         return "https://127.0.0.1:%d" % self.apiserver_port
+
+
+def _without_dra(version):
+    if os.environ.get("LAB_WITHOUT_DRA", "") not in ("1", "true"):
+        return False
+    if not version.startswith("1.34."):
+        raise ConfigError("LAB_WITHOUT_DRA needs LAB_K8S_VERSION=1.34.x: from 1.35 DRA cannot be turned off "
+                          "(got %s)" % version)
+    return True
 
 
 def load():
@@ -94,6 +106,7 @@ def load():
         apiserver_port=base + 43,
         controller_manager_port=base + 57,
         scheduler_port=base + 59,
+        without_dra=_without_dra(version),
     )
 
 
