@@ -149,6 +149,18 @@ class Kube:
         return False
 
 
+def exit_with_reading(module, read, input_errors=()):
+    """The whole run of a read-only module: ``read(kube)`` returns the result dict.
+    ``input_errors`` are the exception types that mean bad input (their text is the message)."""
+    try:
+        result = read(Kube(api_client(module)))
+    except input_errors as exc:
+        module.fail_json(msg=str(exc))
+    except ApiException as exc:
+        module.fail_json(msg="could not read the cluster: %s" % api_error_message(exc))
+    module.exit_json(changed=False, **result)
+
+
 def api_error_message(exc):
     """The API server's own message from an ApiException, else its text."""
     import json

@@ -109,18 +109,14 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
-    try:
-        kube = client.Kube(client.api_client(module))
+
+    def read(kube):
         sets, _version = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)
         daemonsets = [{"namespace": d["metadata"]["namespace"], "name": d["metadata"]["name"]} for d in sets]
-        result = readiness.assess(kube.server_version(), kube.serves_resource_v1(),
-                                  kube_nodes.list_summaries(kube), daemonsets, params["min_version"],
-                                  params["node_facts"], params["available_versions"])
-    except versions.VersionError as exc:
-        module.fail_json(msg=str(exc))
-    except client.ApiException as exc:
-        module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
-    module.exit_json(changed=False, **result)
+        return readiness.assess(kube.server_version(), kube.serves_resource_v1(), kube_nodes.list_summaries(kube),
+                                daemonsets, params["min_version"], params["node_facts"], params["available_versions"])
+
+    client.exit_with_reading(module, read, versions.VersionError)
 
 
 if __name__ == "__main__":

@@ -124,19 +124,16 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
-    try:
-        kube = client.Kube(client.api_client(module))
-        nodes = kube_nodes.list_summaries(kube)
+
+    def read(kube):
         proxy = kube.kube_system_config("kube-proxy", "config.conf")
         kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
         api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None
-        result = versions.plan(kube.server_version(), nodes, params["target"], params["available_versions"],
-                               params["dra_min_version"], params["node_facts"], proxy.get("mode"), api)
-    except versions.VersionError as exc:
-        module.fail_json(msg=str(exc))
-    except client.ApiException as exc:
-        module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
-    module.exit_json(changed=False, **result)
+        return versions.plan(kube.server_version(), kube_nodes.list_summaries(kube), params["target"],
+                             params["available_versions"], params["dra_min_version"], params["node_facts"],
+                             proxy.get("mode"), api)
+
+    client.exit_with_reading(module, read, versions.VersionError)
 
 
 if __name__ == "__main__":
