@@ -19,12 +19,16 @@ TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=$(TEST_LAB_PORT_BASE
 # the gpu_operator role has put the DRA kubelet plugin on it, as on a real cluster.
 DEMO_LAB := LAB_DRIVER_MODE=$${LAB_DRIVER_MODE:-plugin}
 DEMO_CHARTS := $(CURDIR)/.lab/charts
+# The node lab (real kubeadm nodes in systemd-nspawn machines): its own state directory and
+# bridge (dgl<N>, 10.231.<N>.0/24) per use, so the tests' never meets a user's.
+TEST_NODE_LAB_NET ?= 1
+TEST_NODE_LAB := NODE_LAB_STATE_DIR=$(CURDIR)/.lab/node-test NODE_LAB_NET=$(TEST_NODE_LAB_NET)
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env demo test sanity lint units \
-        integration benchmarks clean
+.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test \
+        sanity lint units integration benchmarks clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -56,6 +60,13 @@ lab-status: ## Show the lab's components
 lab-env: ## Print export lines: eval "$$(make -s lab-env)"
 	@$(LAB) env --venv-bin $(VENV_BIN)
 
+node-lab-up: bootstrap ## Start the node lab: kubeadm 1.34.4 on a systemd-nspawn node (root)
+	@tests/lab/host-packages.sh
+	@$(LAB) node-up
+
+node-lab-down: ## Stop the node lab and remove all it created
+	@if [ -x $(VENV_BIN)/python ]; then $(LAB) node-down; else echo "node-lab: nothing to stop (no virtualenv)"; fi
+
 demo: bootstrap ## Start a lab and run playbooks/site.yml against it
 	@$(DEMO_LAB) $(LAB) up
 	@eval "$$($(DEMO_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
@@ -80,10 +91,10 @@ units: bootstrap ## Unit tests: ansible-test units and the lab's own unit tests
 	@$(VENV_BIN)/python -m pytest -q tests/lab/tests
 
 integration: bootstrap ## Integration tests against a fresh test lab (stopped afterwards)
-	@$(TEST_LAB) tests/integration/run.sh
+	@$(TEST_LAB) $(TEST_NODE_LAB) tests/integration/run.sh
 
 benchmarks: bootstrap ## Run tests/benchmarks and print ratios
 	@$(VENV_BIN)/python tests/benchmarks/run.py
 
-clean: lab-down ## Remove the virtualenv, lab state and build output (not the Go/binary cache)
+clean: lab-down node-lab-down ## Remove the virtualenv, lab state and build output (not the Go/binary cache)
 	@rm -rf $(VENV) .lab build tests/output

@@ -20,6 +20,8 @@ IMAGE_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImag
 START_ERRORS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff")
 # Scheduler messages that mean no device can satisfy the claim (rather than "not yet").
 UNSATISFIABLE = ("cannot allocate", "unsatisfiable", "does not exist", "insufficient")
+# How long the claim watch may trail the pod watch before a claim counts as never allocated.
+CLAIM_WATCH_LAG = 30
 
 
 class SmokeRun:
@@ -190,9 +192,10 @@ class SmokeRun:
             names += [r.get("resourceClaimName") for r in pod["spec"].get("resourceClaims") or []]
             for name in names:
                 with self.claims_seen:
-                    # The claim watch may deliver the allocation a moment after the pod watch
-                    # reported completion; give it a few seconds, no more.
-                    self.claims_seen.wait_for(lambda: not name or name in self.claims, timeout=5)
+                    # The claim watch may deliver the allocation after the pod watch reported
+                    # completion: seconds apart on a loaded API server (5 s was seen to be too
+                    # short with the machine's two cores busy). Returns as soon as it arrives.
+                    self.claims_seen.wait_for(lambda: not name or name in self.claims, timeout=CLAIM_WATCH_LAG)
                 if name and name in self.claims:
                     pairs.append((pod, self.claims[name]))
                 elif name:

@@ -28,6 +28,10 @@ except ImportError:  # reported by the module through client.check_libraries
 # The longest a single watch request stays open; shorter than any proxy's idle timeout.
 MAX_WATCH_SECONDS = 60
 RECONNECT_PAUSE = 0.5
+# An API server that has just restarted (kubeadm upgrade apply, a kubelet restart on a
+# control plane) answers 401/403 until its authentication and RBAC caches are filled. Such
+# answers are retried for this long; a real permission problem is reported after it.
+AUTH_SETTLE_SECONDS = 30
 
 
 class WaitTimeout(Exception):
@@ -75,6 +79,7 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
     store = ObjectStore()
     stats = {"relists": 0, "reconnects": 0, "events": 0}
     last_error = None
+    auth_refused_since = None
     while True:
         try:
             items, version = lister()
@@ -104,7 +109,12 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
         except _Expired:
             last_error = "watch expired (410), relisted"
         except ApiException as exc:
-            if getattr(exc, "status", None) not in (410, 429, 500, 502, 503, 504, None, 0):
+            status = getattr(exc, "status", None)
+            if status in (401, 403):
+                auth_refused_since = clock() if auth_refused_since is None else auth_refused_since
+                if clock() - auth_refused_since >= AUTH_SETTLE_SECONDS:
+                    raise
+            elif status not in (410, 429, 500, 502, 503, 504, None, 0):
                 raise
             last_error = "API error %s, reconnected" % getattr(exc, "status", "?")
             stats["reconnects"] += 1

@@ -15,6 +15,7 @@ on_exit() {
     done
   fi
   lab down || true
+  lab node-down || true
   exit "$code"
 }
 trap on_exit EXIT
@@ -32,6 +33,15 @@ t0=$SECONDS
 lab up
 echo "integration: lab up in $((SECONDS - t0))s"
 eval "$(lab env --venv-bin "$root/.venv/bin")"
+# The node lab: a kubeadm cluster at 1.34.4 on a systemd-nspawn machine, for the real
+# upgrade (molecule/node_upgrade) and the node-lab tests. Builds are cached after the first run.
+"$root/tests/lab/host-packages.sh"
+leftovers="$root/.lab/node-leftovers-before.json"
+python3 "$root/tests/integration/node_lab_leftovers.py" snapshot "$leftovers"
+t0=$SECONDS
+lab node-up
+echo "integration: node lab up in $((SECONDS - t0))s"
+eval "$(lab node-env)"
 python -m pytest -q -p no:cacheprovider tests/integration "$@"
 export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
 if compgen -G "molecule/*/molecule.yml" >/dev/null; then
@@ -41,3 +51,8 @@ if compgen -G "molecule/*/molecule.yml" >/dev/null; then
     molecule test -s "$name"
   done
 fi
+# Stopping the node lab must leave nothing behind and touch nothing it did not create.
+t0=$SECONDS
+lab node-down
+echo "integration: node lab down in $((SECONDS - t0))s"
+python3 "$root/tests/integration/node_lab_leftovers.py" compare "$leftovers"

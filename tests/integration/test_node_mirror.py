@@ -82,6 +82,10 @@ def test_apt_verifies_the_signature_and_finds_each_minor(mirror, apt_root):
         assert update.returncode == 0 and "NO_PUBKEY" not in update.stderr, update.stdout + update.stderr
         policy = apt(apt_root, "apt-cache", "madison", "kubeadm", "kubelet", "kubectl")
         assert sorted(line.split("|")[1].strip() for line in policy.stdout.splitlines()) == [version + "-1.1"] * 3
+        # kubeadm depends on cri-tools, as upstream; one crictl build serves both minors.
+        tools = apt(apt_root, "apt-cache", "madison", "cri-tools")
+        assert [line.split("|")[1].strip() for line in tools.stdout.splitlines()] == ["1.34.0-1.1"]
+        assert "Depends: cri-tools" in apt(apt_root, "apt-cache", "show", "kubeadm").stdout
 
 
 def test_apt_refuses_the_repository_with_another_key(mirror, apt_root, tmp_path):
@@ -92,6 +96,7 @@ def test_apt_refuses_the_repository_with_another_key(mirror, apt_root, tmp_path)
                    check=True, capture_output=True)
     other = tmp_path / "other.asc"
     subprocess.run(["gpg", "--homedir", str(home), "--armor", "--export", "-o", str(other)], check=True)
+    subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], check=False)
     use_minor(apt_root, mirror, "1.35", key_source="file://" + str(other))
     update = apt(apt_root, "apt-get", "update")
     assert "NO_PUBKEY" in update.stdout + update.stderr or "not signed" in update.stdout + update.stderr

@@ -34,18 +34,21 @@ class BuildError(RuntimeError):
     pass
 
 
-def _go_env():
+def _go_env(overrides=None):
     env = dict(os.environ)
     env.setdefault("GOTOOLCHAIN", "local")
     env["CGO_ENABLED"] = "0"
     env.setdefault("GOFLAGS", "-buildvcs=false")
+    env.update(overrides or {})
     return env
 
 
-def _run(cmd, cwd, log):
+def run_go(cmd, cwd, log, env_overrides=None):
+    """Run a go command, its output appended to the build log; BuildError names the log."""
     log.write("$ %s\n" % " ".join(cmd))
     log.flush()
-    proc = subprocess.run(cmd, cwd=cwd, env=_go_env(), stdout=log, stderr=subprocess.STDOUT, check=False)
+    proc = subprocess.run(cmd, cwd=cwd, env=_go_env(env_overrides), stdout=log, stderr=subprocess.STDOUT,
+                          check=False)
     if proc.returncode != 0:
         raise BuildError("`%s` failed in %s (exit %d); see %s" % (" ".join(cmd), cwd, proc.returncode, log.name))
 
@@ -105,7 +108,7 @@ def _prepare_wrapper(workdir, gomod, imports, log):
         return
     _write_if_changed(gomod_path, gomod)
     _write_if_changed(os.path.join(workdir, "tools.go"), _tools_go(imports))
-    _run(["go", "mod", "tidy"], workdir, log)
+    run_go(["go", "mod", "tidy"], workdir, log)
     with open(stamp, "w") as handle:
         handle.write(fingerprint)
 
@@ -155,11 +158,16 @@ def _build_k8s_commands(version, commands, bin_name, src_name, log, force):
     tmp_bin = bindir + ".tmp"
     shutil.rmtree(tmp_bin, ignore_errors=True)
     os.makedirs(tmp_bin)
-    _run(["go", "build", "-trimpath", "-o", tmp_bin + "/", "-ldflags", ldflags]
-         + ["k8s.io/kubernetes/cmd/" + c for c in commands], workdir, log)
+    run_go(["go", "build", "-trimpath", "-o", tmp_bin + "/", "-ldflags", ldflags]
+           + ["k8s.io/kubernetes/cmd/" + c for c in commands], workdir, log)
     shutil.rmtree(bindir, ignore_errors=True)
     os.rename(tmp_bin, bindir)
     return bindir
+
+
+def prepare_wrapper_module(workdir, module, requires, packages, log):
+    """A module that requires ``requires`` and builds ``packages`` (for modules without replaces)."""
+    _prepare_wrapper(workdir, _wrapper_gomod(module, requires, []), packages, log)
 
 
 def _build_single(name, module, version, package, output, log, force, ldflags=""):
@@ -173,7 +181,7 @@ def _build_single(name, module, version, package, output, log, force, ldflags=""
     os.makedirs(bindir, exist_ok=True)
     cmd = ["go", "build", "-trimpath", "-o", os.path.join(bindir, output)]
     cmd += ["-ldflags", ("-s -w " + ldflags).strip()]
-    _run(cmd + [package], workdir, log)
+    run_go(cmd + [package], workdir, log)
     return bindir
 
 

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from labctl import build, cluster, config, mirror, paths
+from labctl import build, cluster, config, mirror, node_lab, node_machine, paths
 from labctl.processes import ComponentDied
 
 
@@ -38,10 +38,20 @@ def main(argv):
     mirror_parser = sub.add_parser("mirror", help="build the node lab's apt mirror of kubeadm, kubelet, kubectl")
     mirror_parser.add_argument("--versions", nargs="+", default=DEFAULT_MIRROR_VERSIONS)
     mirror_parser.add_argument("--root", default=os.path.join(os.path.dirname(paths.state_dir()), "mirror"))
+    sub.add_parser("node-up", help="start the node lab: kubeadm nodes in systemd-nspawn machines")
+    sub.add_parser("node-down", help="stop the node lab and remove everything it created")
+    sub.add_parser("node-env", help="print shell export lines for the node lab")
     env_parser = sub.add_parser("env", help="print shell export lines for kubectl, helm and ansible")
     env_parser.add_argument("--venv-bin", default=os.path.join(os.path.dirname(sys.executable)))
     args = parser.parse_args(argv)
     try:
+        if args.command in ("node-up", "node-down", "node-env"):
+            node_cfg = node_lab.load_config()
+            if args.command == "node-env":
+                print("\n".join(node_lab.env_lines(node_cfg)))
+            else:
+                (node_lab.up if args.command == "node-up" else node_lab.down)(node_cfg)
+            return 0
         cfg = config.load()
         if args.command == "build":
             for name, path in sorted(build.build_all(cfg.k8s_version).items()):
@@ -63,7 +73,8 @@ def main(argv):
         if args.command == "env":
             print("\n".join(cluster.env_lines(cfg, args.venv_bin)))
             return 0
-    except (config.ConfigError, build.BuildError, mirror.MirrorError, ComponentDied, TimeoutError) as exc:
+    except (config.ConfigError, build.BuildError, mirror.MirrorError, node_lab.NodeLabError, node_machine.NodeError,
+            ComponentDied, TimeoutError) as exc:
         print("lab: error: %s" % exc, file=sys.stderr)
         return 2
     return 0

@@ -9,8 +9,10 @@ site's mirror)::
     ROOT/repo/core:/stable:/v1.35/deb/<package>_<version>-1.1_amd64.deb
     ROOT/gnupg/     the throwaway signing key (never served; signs nothing else)
 
-Differences from the upstream packages, on purpose: no cri-tools or kubernetes-cni
-dependencies (the node lab provides those itself), and the maintainer is the lab.
+Each minor also carries cri-tools (crictl), which kubeadm depends on as upstream; it is
+built from sigs.k8s.io/cri-tools at one version for both minors (labctl.node_runtime says
+why). Differences from the upstream packages, on purpose: no kubernetes-cni dependency
+(the node lab installs the CNI plugins itself), and the maintainer is the lab.
 Serve ROOT/repo, for example ``python -m http.server --bind 127.0.0.1 --directory ROOT/repo``.
 """
 
@@ -23,7 +25,7 @@ import tempfile
 import textwrap
 import time
 
-from labctl import build
+from labctl import build, node_runtime
 
 PACKAGES = build.NODE_COMMANDS
 DEB_REVISION = "1.1"  # pkgs.k8s.io spells 1.35.4 as 1.35.4-1.1
@@ -59,7 +61,10 @@ DESCRIPTIONS = {
     "kubeadm": "Command-line utility for administering a Kubernetes cluster",
     "kubelet": "Node agent for Kubernetes clusters",
     "kubectl": "Command-line utility for interacting with a Kubernetes cluster",
+    "cri-tools": "Command-line utility for interacting with a container runtime",
 }
+COMMAND_OF = {"cri-tools": "crictl"}
+DEPENDS = {"kubeadm": "cri-tools"}
 
 
 class MirrorError(RuntimeError):
@@ -80,7 +85,8 @@ def repo_dir(root, minor):
 
 def _files_of(package, bindir):
     """{path in the package: (source file or text, mode)}."""
-    files = {"usr/bin/" + package: (os.path.join(bindir, package), 0o755)}
+    command = COMMAND_OF.get(package, package)
+    files = {"usr/bin/" + command: (os.path.join(bindir, command), 0o755)}
     if package == "kubelet":
         files["usr/lib/systemd/system/kubelet.service"] = (KUBELET_UNIT, 0o644)
     if package == "kubeadm":
@@ -88,7 +94,7 @@ def _files_of(package, bindir):
     return files
 
 
-def build_deb(package, version, bindir, dest):
+def build_deb(package, version, bindir, dest, built_from="k8s.io/kubernetes"):
     """One .deb with dpkg-deb; returns its path."""
     full = "%s-%s" % (version, DEB_REVISION)
     out = os.path.join(dest, "%s_%s_amd64.deb" % (package, full))
@@ -108,10 +114,12 @@ def build_deb(package, version, bindir, dest):
         size_kib = sum(os.path.getsize(os.path.join(d, f)) for d, _s, fs in os.walk(work) for f in fs) // 1024
         with open(os.path.join(work, "DEBIAN", "control"), "w") as handle:
             handle.write("Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: dra.gpu lab <lab@dra-gpu.invalid>\n"
-                         "Installed-Size: %d\nSection: admin\nPriority: optional\n"
+                         "Installed-Size: %d\nSection: admin\nPriority: optional\n%s"
                          "Homepage: https://kubernetes.io\nDescription: %s\n"
-                         " Built by the dra.gpu node lab from k8s.io/kubernetes v%s.\n"
-                         % (package, full, size_kib, DESCRIPTIONS[package], version))
+                         " Built by the dra.gpu node lab from %s v%s.\n"
+                         % (package, full, size_kib,
+                            "Depends: %s\n" % DEPENDS[package] if package in DEPENDS else "",
+                            DESCRIPTIONS[package], built_from, version))
         tmp = out + ".tmp"
         _check(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", work, tmp])
         os.rename(tmp, out)
@@ -180,7 +188,14 @@ def build_mirror(root, versions, log):
         os.makedirs(dest, exist_ok=True)
         for package in PACKAGES:
             build_deb(package, version, bindir, dest)
+        build_deb("cri-tools", node_runtime.CRI_TOOLS_VERSION, node_runtime.build_crictl(log), dest,
+                  built_from="sigs.k8s.io/cri-tools")
         minors.add(minor_of(version))
-    for minor in sorted(minors):
-        index(root, minor)
+    try:
+        for minor in sorted(minors):
+            index(root, minor)
+    finally:
+        # gpg starts an agent per home directory that outlives it; the mirror leaves none.
+        subprocess.run(["gpgconf", "--homedir", os.path.join(root, "gnupg"), "--kill", "gpg-agent"],
+                       capture_output=True, check=False)
     return sorted(minors)

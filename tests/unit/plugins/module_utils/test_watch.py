@@ -50,6 +50,30 @@ def test_reconnects_when_the_connection_drops():
     assert result == 1 and stats["reconnects"] == 1
 
 
+def test_rides_out_forbidden_answers_of_a_restarted_api_server_but_not_for_ever():
+    clock = FakeClock()
+    answers = [watch.ApiException(status=403), watch.ApiException(status=403), ([obj("a", 3)], "3")]
+
+    def lister():
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    result, stats = watch.wait_until(lister, lambda rv, s: iter(()), lambda items: len(items) or None, 100, "a",
+                                     clock=clock, sleep=clock.sleep)
+    assert result == 1 and stats["reconnects"] == 2
+
+    def always_forbidden():
+        raise watch.ApiException(status=403)
+
+    start = clock.now
+    with pytest.raises(watch.ApiException):
+        watch.wait_until(always_forbidden, lambda rv, s: iter(()), lambda items: None, 300, "a",
+                         clock=clock, sleep=clock.sleep)
+    assert watch.AUTH_SETTLE_SECONDS <= clock.now - start < watch.AUTH_SETTLE_SECONDS + 1
+
+
 def test_deleted_events_remove_objects_and_bookmarks_are_ignored():
     events = [("ADDED", obj("a", 2)), ("BOOKMARK", obj("", 3)), ("DELETED", obj("a", 4)), ("ADDED", obj("b", 5)),
               ("ADDED", obj("c", 6))]

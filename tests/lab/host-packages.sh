@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The node lab's host tools and build dependencies, from Debian's packages: installed when
+# missing (needs root). libseccomp-dev: runc is linked statically against it.
+set -euo pipefail
+declare -A package_of=([systemd-nspawn]=systemd-container [debootstrap]=debootstrap [ssh]=openssh-client
+                       [nsenter]=util-linux [dpkg-scanpackages]=dpkg-dev [gpg]=gnupg)
+missing=()
+[ -e /usr/lib/x86_64-linux-gnu/libseccomp.a ] || missing+=(libseccomp-dev)
+for tool in "${!package_of[@]}"; do
+  command -v "$tool" >/dev/null || missing+=("${package_of[$tool]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "node-lab: missing host tools; run as root: apt-get install -y ${missing[*]}" >&2
+  exit 2
+fi
+echo "node-lab: installing ${missing[*]} from Debian's packages" >&2
+apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
