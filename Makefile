@@ -22,7 +22,8 @@ DEMO_CHARTS := $(CURDIR)/.lab/charts
 # The node lab (real kubeadm nodes in systemd-nspawn machines): its own state directory and
 # bridge (dgl<N>, 10.231.<N>.0/24) per use, so the tests' never meets a user's.
 TEST_NODE_LAB_NET ?= 1
-TEST_NODE_LAB := NODE_LAB_STATE_DIR=$(CURDIR)/.lab/node-test NODE_LAB_NET=$(TEST_NODE_LAB_NET)
+TEST_NODE_LAB := NODE_LAB_STATE_DIR=$(CURDIR)/.lab/node-test NODE_LAB_NET=$(TEST_NODE_LAB_NET) \
+                 NODE_LAB_MIRROR_ROOT=$(CURDIR)/.lab/test-mirror
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0

@@ -141,22 +141,31 @@ def cni_config(pod_subnet):
 CRICTL_CONFIG = "runtime-endpoint: unix:///run/containerd/containerd.sock\nimage-endpoint: unix:///run/containerd/containerd.sock\n"
 
 
+def _node_registration(node_name):
+    """The nodeRegistration block of init and join alike.
+
+    imagePullPolicy Never: every image was imported from the lab's own builds. Only the
+    cgroup v1 verification is skipped (see lab-recipe.md)."""
+    return "\n".join([
+        "nodeRegistration:",
+        "  name: %s" % node_name,
+        "  criSocket: unix:///run/containerd/containerd.sock",
+        "  imagePullPolicy: Never",
+        "  ignorePreflightErrors:",
+        "    - SystemVerification",
+    ])
+
+
 def kubeadm_config(node_name, address, version, pod_subnet):
     # kube-proxy and CoreDNS are skipped: kube-proxy's image needs iptables binaries and
     # CoreDNS is not a Go module build here; nothing the lab tests uses Services or DNS.
-    # imagePullPolicy Never: every image was imported from the lab's own builds.
     return textwrap.dedent("""\
         apiVersion: kubeadm.k8s.io/v1beta4
         kind: InitConfiguration
         localAPIEndpoint:
           advertiseAddress: {address}
           bindPort: 6443
-        nodeRegistration:
-          name: {node}
-          criSocket: unix:///run/containerd/containerd.sock
-          imagePullPolicy: Never
-          ignorePreflightErrors:
-            - SystemVerification
+        {registration}
         skipPhases:
           - addon/kube-proxy
           - addon/coredns
@@ -184,7 +193,8 @@ def kubeadm_config(node_name, address, version, pod_subnet):
         cgroupDriver: cgroupfs
         failCgroupV1: false
         failSwapOn: false
-        """).format(address=address, node=node_name, version=version, pod_subnet=pod_subnet)
+        """).format(address=address, registration=_node_registration(node_name), version=version,
+                    pod_subnet=pod_subnet)
 
 
 def kubeadm_join_config(node_name, control_plane_address, token, ca_cert_hash):
@@ -196,10 +206,6 @@ def kubeadm_join_config(node_name, control_plane_address, token, ca_cert_hash):
             apiServerEndpoint: {address}:6443
             token: {token}
             caCertHashes: [{ca_hash}]
-        nodeRegistration:
-          name: {node}
-          criSocket: unix:///run/containerd/containerd.sock
-          imagePullPolicy: Never
-          ignorePreflightErrors:
-            - SystemVerification
-        """).format(address=control_plane_address, token=token, ca_hash=ca_cert_hash, node=node_name)
+        {registration}
+        """).format(address=control_plane_address, token=token, ca_hash=ca_cert_hash,
+                    registration=_node_registration(node_name))

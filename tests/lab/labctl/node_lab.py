@@ -12,6 +12,7 @@ nothing else. Settings (environment):
     NODE_LAB_WORKERS     workers joined to the control plane cp1: w1, w2, ... (default 1)
     NODE_LAB_VERSION     the version `kubeadm init` installs          (default 1.34.4)
     NODE_LAB_MIRROR_VERSIONS  versions the mirror and the images carry (default 1.34.4 1.35.4)
+    NODE_LAB_MIRROR_ROOT where the mirror is built and served from (default STATE_DIR/mirror)
 """
 
 import json
@@ -81,7 +82,8 @@ class NodeLabConfig:
 
     @property
     def mirror_root(self):
-        return os.path.join(self.state_dir, "mirror")
+        # The tests point it at the mirror they build anyway (tests/integration/run.sh).
+        return os.environ.get("NODE_LAB_MIRROR_ROOT") or os.path.join(self.state_dir, "mirror")
 
     @property
     def mirror_url(self):
