@@ -228,6 +228,19 @@ class Selectors:
                 raise Unsupported("cannot parse %r locally: %s" % (expression, _first_line(exc)))
             self._programs.append((expression, self._env.program(ast, functions=FUNCTIONS)))
 
+    def non_bool(self, driver, device):
+        """(expression, result) for the first expression that gives a value other than a bool on
+        ``device`` (an evaluation error is not counted: it may be the device's), else None."""
+        activation = device_activation(driver, device)
+        for expression, program in self._programs:
+            try:
+                result = program.evaluate(activation)
+            except Exception:  # noqa: BLE001 - errors are match()'s business
+                continue
+            if not isinstance(result, (celtypes.BoolType, CELEvalError)):
+                return expression, result
+        return None
+
     def match(self, driver, device):
         activation = device_activation(driver, device)
         for expression, program in self._programs:
@@ -247,6 +260,51 @@ class Selectors:
             if not bool(result):
                 return False, None
         return True, None
+
+
+CEL_TYPE_NAMES = {"StringType": "a string", "IntType": "an int", "UintType": "an uint", "DoubleType": "a double",
+                  "ListType": "a list", "MapType": "a map", "BytesType": "bytes", "NullType": "null",
+                  "Quantity": "a quantity", "Semver": "a semver", "_DomainMap": "a map"}
+
+
+def type_name(value):
+    name = type(value).__name__
+    return CEL_TYPE_NAMES.get(name, name)
+
+
+def empty_device(driver):
+    """A device with no attributes and no capacity, to find expressions that are never a bool."""
+    return driver, {"name": "(any device)", "attributes": {}, "capacity": {}}
+
+
+def non_bool_problem(named_expressions, driver, slices):
+    """A sentence for the first selector that gives a value other than a bool - on a device
+    without attributes or on a published device of ``driver`` - else None.
+
+    ``named_expressions`` are (input name, expression) pairs, e.g. ("selectors[0]", "...").
+    Kubernetes refuses such selectors; where a wait evaluates them itself they would match
+    nothing until its timeout. Expressions the preview cannot read are left to the API server."""
+    devices = [empty_device(driver or "")]
+    for item in slices or []:
+        spec = item.get("spec") or {}
+        devices.extend((spec.get("driver"), d) for d in spec.get("devices") or [])
+    for name, expression in named_expressions:
+        try:
+            compiled = Selectors([expression])
+        except Unsupported:
+            continue
+        for device_driver, device in devices:
+            try:
+                found = compiled.non_bool(device_driver, device)
+            except Unsupported:
+                break
+            if found:
+                value = found[1]
+                return ("%s %r gives %s (%s) on device %s, not true or false; a selector must be a condition: "
+                        "compare the value, e.g. %s == %s" % (name, expression, type_name(value), value,
+                                                              device.get("name"), expression,
+                                                              "'...'" if type_name(value) == "a string" else "..."))
+    return None
 
 
 def _first_line(exc):

@@ -74,9 +74,37 @@ class _ModuleShim:
         self._module.fail_json(**kwargs)
 
 
-def api_client(module):
-    """A kubernetes ApiClient configured from the module's connection options."""
-    return get_api_client(module=_ModuleShim(module)).client.client
+# Modules whose whole job is to wait across an API server restart (a control-plane upgrade):
+# for them a refused connection, a 5xx or a 401/403 at the start is what a restarting API
+# server answers, so the first probe lets it pass and their own wait rides it out. Every
+# other module, and every setting that cannot get better by waiting, fails at once.
+RIDES_OUT_RESTARTS = frozenset(("api_ready", "node_wait"))
+PROBE_TIMEOUT = (5, 15)  # seconds: connect, read
+
+
+def api_client(module, rides_out_restarts=None):
+    """A kubernetes ApiClient configured from the module's connection options, checked once.
+
+    Every module connects through here, so a wrong setting (a kubeconfig path that does not
+    exist or is not a kubeconfig, a context it lacks, a closed port, an untrusted
+    certificate, a proxy that is down, refused credentials) fails in one way: a message that
+    names the setting, where it came from, and the fix; no traceback.
+    """
+    from ansible_collections.dra.gpu.plugins.module_utils import connection
+    if rides_out_restarts is None:
+        rides_out_restarts = str(getattr(module, "_name", "") or "").rsplit(".", 1)[-1] in RIDES_OUT_RESTARTS
+    settings = connection.settings(module.params)
+    try:
+        connection.check_files(settings)
+        api = get_api_client(module=_ModuleShim(module)).client.client
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one message
+        module.fail_json(msg=connection.explain(exc, settings), connection=connection.describe(settings))
+    try:
+        k8s_client.VersionApi(api).get_code(_request_timeout=PROBE_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001
+        if not (rides_out_restarts and connection.may_be_restarting(exc)):
+            module.fail_json(msg=connection.explain(exc, settings), connection=connection.describe(settings))
+    return api
 
 
 class Kube:

@@ -24,6 +24,8 @@ __metaclass__ = type
 import copy
 import re
 
+from ansible_collections.dra.gpu.plugins.module_utils import inputs
+
 DRA_NODE_LABEL = "nvidia.com/dra-kubelet-plugin"
 DEVICE_PLUGIN_NODE_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 # Marks the device-plugin label as ours, so that removing it never touches someone else's.
@@ -313,7 +315,7 @@ def check_cluster(server_version, serves_resource_v1, minimum, dra_enabled=True)
     """Refusals about the cluster itself: too old, or no resource.k8s.io/v1."""
     problems = []
     current = parse_kubernetes(server_version)
-    wanted = parse_kubernetes(minimum)
+    wanted = parse_minimum(minimum)
     if current[:2] < wanted[:2] or (wanted[2] is not None and current[:2] == wanted[:2] and
                                     (current[2] or 0) < wanted[2]):
         problems.append("the cluster runs Kubernetes %s, below the minimum %s for DRA with these charts; "
@@ -322,6 +324,71 @@ def check_cluster(server_version, serves_resource_v1, minimum, dra_enabled=True)
         problems.append("the API server does not serve resource.k8s.io/v1 (DRA), so the charts would refuse to "
                         "render; DRA is GA from Kubernetes 1.34 and cannot be turned off from 1.35")
     return problems
+
+
+def input_checks(params, name=lambda option: option):
+    """Checks of the plan's options that need no cluster: versions, names Helm and Kubernetes
+    accept, the selector's syntax, counts. ``name`` spells an option as the user wrote it
+    (the role's ``gpu_operator_namespace`` for ``namespace``)."""
+    def chart_version(option, value):
+        try:
+            parse_version(value)
+        except PlanError:
+            raise inputs.InputError("%s is %r, which is not a chart version; write it like v26.3.1"
+                                    % (name(option), value))
+
+    checks = [
+        lambda: chart_version("version", params.get("version")),
+        lambda: params.get("dra_driver_version") and chart_version("dra_driver_version", params["dra_driver_version"]),
+        lambda: inputs.version(name("min_kubernetes_version"), params.get("min_kubernetes_version")),
+        lambda: inputs.dns_label(name("namespace"), params.get("namespace")),
+        lambda: inputs.dns_label(name("dra_driver_namespace"), params.get("dra_driver_namespace")),
+        lambda: inputs.helm_release(name("release_name"), params.get("release_name")),
+        lambda: inputs.helm_release(name("dra_driver_release_name"), params.get("dra_driver_release_name")),
+        lambda: inputs.label_selector(name("gpu_node_selector"), params.get("gpu_node_selector")),
+        lambda: inputs.strings(name("dra_nodes"), params.get("dra_nodes")),
+        lambda: inputs.unique(name("dra_nodes"), params.get("dra_nodes") or [], "node"),
+    ]
+    if params.get("namespace") == params.get("dra_driver_namespace") and \
+            params.get("release_name") == params.get("dra_driver_release_name"):
+        checks.append(lambda: _same_release(name))
+    registry = str(params.get("image_registry") or "")
+    if "://" in registry:
+        checks.append(lambda: _registry(name("image_registry"), registry))
+    if params.get("chart_source") == "oci" and not str(params.get("oci_repository") or "").startswith("oci://"):
+        checks.append(lambda: _oci(name("oci_repository"), params.get("oci_repository"), name("chart_source")))
+    if params.get("chart_source") == "local" and not params.get("chart_dir"):
+        checks.append(lambda: _raise("%s local needs %s, a directory with the charts"
+                                     % (name("chart_source"), name("chart_dir"))))
+    return checks
+
+
+def _raise(message):
+    raise inputs.InputError(message)
+
+
+def _same_release(name):
+    raise inputs.InputError("%s and %s name the same release in the same namespace; give the DRA driver's release "
+                            "another name" % (name("release_name"), name("dra_driver_release_name")))
+
+
+def _registry(option, registry):
+    raise inputs.InputError("%s is %r; write the registry host and path without a scheme, e.g. registry.example.com"
+                            % (option, registry))
+
+
+def _oci(option, value, source):
+    raise inputs.InputError("%s oci needs %s starting with oci:// (got %r), e.g. oci://registry.example.com/charts"
+                            % (source, option, value))
+
+
+def parse_minimum(text):
+    """A minimum version a person wrote: the whole text is the version ('1.3x' is refused)."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$", str(text or "").strip())
+    if not match:
+        raise PlanError("%r is not a Kubernetes version (write it like 1.35)" % (text,))
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch) if patch is not None else None
 
 
 def parse_kubernetes(text):

@@ -31,10 +31,23 @@ def shortfall(node, wanted_version):
     return ", ".join(reasons) or None
 
 
+class NotANode(Exception):
+    """A named node is not in the cluster: waiting cannot make it appear."""
+
+
 def wait(kube, names, wanted_version, timeout):
-    """Return the summaries of ``names`` once all are Ready at ``wanted_version``."""
+    """Return the summaries of ``names`` once all are Ready at ``wanted_version``.
+
+    A name that is no node of the cluster fails at once (NotANode), not at the timeout: an
+    upgrade restarts kubelets, it does not register nodes."""
+    missing = []
+
     def condition(items):
         found = dict((n["name"], n) for n in (summary(i) for i in items))
+        absent = [name for name in names if name not in found]
+        if absent:
+            missing[:] = absent
+            return "missing"
         if all(shortfall(found.get(name), wanted_version) is None for name in names):
             return [found[name] for name in names]
         return None
@@ -55,4 +68,10 @@ def wait(kube, names, wanted_version, timeout):
         details = ["%s: %s" % (name, shortfall(found.get(name), wanted_version)) for name in names
                    if shortfall(found.get(name), wanted_version)]
         raise watch.WaitTimeout("%s (%s)" % (exc, "; ".join(details)), exc.state)
+    if result == "missing":
+        absent = missing
+        known = sorted(n["metadata"]["name"] for n in kube.list_all(kube.core.list_node)[0])
+        raise NotANode("%s %s not a node of the cluster (its nodes: %s); check the name%s, e.g. with "
+                       "`kubectl get nodes`" % (", ".join(absent), "is" if len(absent) == 1 else "are",
+                                                ", ".join(known) or "none", "s" if len(absent) > 1 else ""))
     return result

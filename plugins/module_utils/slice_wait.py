@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.dra.gpu.plugins.module_utils import cel
 from ansible_collections.dra.gpu.plugins.module_utils import slices as slice_report
 from ansible_collections.dra.gpu.plugins.module_utils import watch
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
@@ -44,6 +45,30 @@ class Goal:
             if short:
                 missing.append("nodes short of devices: " + ", ".join(short))
         return missing
+
+
+class InputError(ValueError):
+    """An input that waiting cannot fix; the message names it and the fix."""
+
+
+def check_inputs(kube, filters, selectors=None, selector_name="selector"):
+    """Fail at once on what no wait can fix: a named node that is not in the cluster, and a
+    selector that gives something other than a bool on a device (Kubernetes refuses such a
+    selector; here it would match nothing until the timeout)."""
+    if filters.nodes:
+        known = set(kube.node_names(None))
+        absent = [n for n in filters.nodes if n not in known]
+        if absent:
+            raise InputError("nodes names %s, which %s not a node of the cluster (its nodes: %s); correct the name%s "
+                             "(`kubectl get nodes`)" % (", ".join(absent), "is" if len(absent) == 1 else "are",
+                                                        ", ".join(sorted(known)) or "none",
+                                                        "s" if len(absent) > 1 else ""))
+    if selectors is None:
+        return
+    items, _version = kube.slices(filters.driver)
+    problem = cel.non_bool_problem([(selector_name, e) for e in selectors.expressions], filters.driver, items)
+    if problem:
+        raise InputError(problem)
 
 
 def wait_for_devices(kube, filters, goal, timeout, selectors=None, clock=time.monotonic):

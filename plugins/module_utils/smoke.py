@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dra.gpu.plugins.module_utils import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.inventory import plain_attribute
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, parse_quantity
 
@@ -34,6 +35,59 @@ class SmokeFailure(Exception):
         super(SmokeFailure, self).__init__(message)
         self.kind = kind
         self.details = details
+
+
+def input_checks(params, prefix=""):
+    """The checks of a smoke test's options (``prefix`` names role variables, e.g. smoke_test_)."""
+    def name(option):
+        return prefix + option
+
+    checks = [
+        lambda: inputs.integer(name("count"), params.get("count"), 1, "devices in the claim"),
+        lambda: inputs.integer(name("pods"), params.get("pods"), 1, "probe pods"),
+        lambda: inputs.seconds(name("timeout"), params.get("timeout")),
+        lambda: inputs.dns_label(name("namespace"), params.get("namespace")),
+        lambda: inputs.dns_subdomain(name("device_class"), params.get("device_class"), "DeviceClass"),
+        lambda: inputs.strings(name("selectors"), params.get("selectors")),
+        lambda: inputs.labels(name("node_selector"), params.get("node_selector")),
+    ]
+    alternatives = params.get("first_available") or []
+    checks.append(lambda: inputs.unique(name("first_available"), [a.get("name") for a in alternatives
+                                                                  if isinstance(a, dict) and a.get("name")],
+                                        "alternative name"))
+    for index, alt in enumerate(alternatives):
+        label = "%s[%d]" % (name("first_available"), index)
+        if not isinstance(alt, dict):
+            checks.append(lambda label=label, alt=alt: _raise("%s is %r; each alternative is a mapping with name, "
+                                                              "device_class, count and selectors" % (label, alt)))
+            continue
+        if alt.get("name") is not None:
+            checks.append(lambda label=label, alt=alt: inputs.dns_label(label + ".name", alt["name"], "request"))
+        checks.append(lambda label=label, alt=alt: inputs.integer(label + ".count", alt.get("count", 1), 1,
+                                                                  "devices of this alternative"))
+        checks.append(lambda label=label, alt=alt: inputs.strings(label + ".selectors", alt.get("selectors")))
+        if alt.get("device_class") is not None:
+            checks.append(lambda label=label, alt=alt: inputs.dns_subdomain(label + ".device_class",
+                                                                            alt["device_class"], "DeviceClass"))
+    expect = params.get("expect") or {}
+    unknown = sorted(set(expect) - set(("product_contains", "min_memory", "attributes")))
+    if unknown:
+        checks.append(lambda: _raise("%s has %s, which it does not know; use product_contains, min_memory and "
+                                     "attributes" % (name("expect"), ", ".join(unknown))))
+    if expect.get("min_memory") is not None:
+        checks.append(lambda: _quantity(name("expect") + ".min_memory", expect["min_memory"]))
+    return checks
+
+
+def _raise(message):
+    raise inputs.InputError(message)
+
+
+def _quantity(label, value):
+    try:
+        parse_quantity(str(value))
+    except QuantityError:
+        raise inputs.InputError("%s is %r, which is not a quantity; write it like 16Gi or 24000Mi" % (label, value))
 
 
 def _request(device_class, count, selectors):

@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 
-from ansible_collections.dra.gpu.plugins.module_utils import smoke, watch
+from ansible_collections.dra.gpu.plugins.module_utils import cel, smoke, watch
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
@@ -228,6 +228,8 @@ class SmokeRun:
 
     def cleanup(self, timeout=60):
         """Delete what this run created and wait until it is gone."""
+        if not self.created:
+            return []
         selector = "%s=%s" % (smoke.RUN_LABEL, self.run_id)
         for kind, name in reversed(self.created):
             try:
@@ -291,7 +293,32 @@ class SmokeRun:
 
     # ----- the whole run ---------------------------------------------------------------
 
+    def check_cluster(self):
+        """Refuse at once, before creating anything, what no wait can fix: a node selector that
+        matches no node (the probe would stay Pending until the timeout), and a selector that
+        gives something other than a bool on a device."""
+        selector = self.p.get("node_selector") or {}
+        if selector:
+            text = ",".join("%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v)
+                            for k, v in sorted(selector.items()))
+            if not self.kube.node_names(text):
+                everything = self.kube.node_names(None)
+                raise SmokeFailure("bad_input", "node_selector %s matches no node (nodes: %s), so the probe could "
+                                   "never be scheduled; correct node_selector, check the labels with "
+                                   "`kubectl get nodes -l '%s'`" % (text, ", ".join(everything) or "none", text))
+        expressions = [("selectors[%d]" % i, e) for i, e in enumerate(self.p.get("selectors") or [])]
+        for index, alt in enumerate(self.p.get("first_available") or []):
+            expressions += [("first_available[%d].selectors[%d]" % (index, i), e)
+                            for i, e in enumerate(alt.get("selectors") or [])]
+        if not expressions:
+            return
+        items, _version = self.kube.slices(self.p["driver"])
+        problem = cel.non_bool_problem(expressions, self.p["driver"], items)
+        if problem:
+            raise SmokeFailure("bad_input", problem)
+
     def run(self):
+        self.check_cluster()
         self._ensure_namespace()
         self._record_claims(self.p["timeout"])
         claim_ref = self._claim_ref()

@@ -15,6 +15,8 @@ __metaclass__ = type
 import re
 
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+# What a person writes: the whole text is the version ("1.3x" is refused, not read as 1.3).
+_INPUT_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 KUBELET_MAX_SKEW = 3
 
 
@@ -31,6 +33,18 @@ def parse(text):
     return int(major), int(minor), int(patch) if patch is not None else None
 
 
+def parse_input(text):
+    """A version a person typed (target, minimum, available versions): '1.35', '1.35.4', 'v1.35.4'.
+
+    Unlike :func:`parse`, which reads what clusters report ('v1.35.4-eks-1'), nothing may
+    follow the version."""
+    match = _INPUT_RE.match(str(text if text is not None else "").strip())
+    if not match:
+        raise VersionError("%r is not a Kubernetes version (write it like 1.35 or 1.35.4)" % (text,))
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch) if patch is not None else None
+
+
 def text(version):
     major, minor, patch = version
     return "%d.%d" % (major, minor) if patch is None else "%d.%d.%d" % (major, minor, patch)
@@ -42,18 +56,18 @@ def minor_of(version):
 
 def newest_patch(available, minor):
     """The newest available version of a minor, or None."""
-    candidates = [v for v in (parse(a) for a in available or []) if minor_of(v) == minor and v[2] is not None]
+    candidates = [v for v in (parse_input(a) for a in available or []) if minor_of(v) == minor and v[2] is not None]
     return max(candidates) if candidates else None
 
 
 def resolve_target(target, available):
     """'latest', '1.35' or '1.35.4' -> a version tuple (patch None when unknown)."""
     if target == "latest":
-        parsed = [v for v in (parse(a) for a in available or []) if v[2] is not None]
+        parsed = [v for v in (parse_input(a) for a in available or []) if v[2] is not None]
         if not parsed:
             raise VersionError("target 'latest' needs available_versions (the versions the package repository offers)")
         return max(parsed)
-    version = parse(target)
+    version = parse_input(target)
     if version[2] is None:
         return newest_patch(available, minor_of(version)) or version
     return version
@@ -111,14 +125,55 @@ def next_pass(current, path, order):
     return None
 
 
+def not_offered(path, available, require_offered=False):
+    """Blockers for hops whose version the package repository does not offer.
+
+    Checked when ``available`` lists versions, or always with ``require_offered`` (the role
+    read the repository: a minor it found nothing for is not offered either)."""
+    if not available and not require_offered:
+        return []
+    offered = sorted(set(v for v in (parse_input(a) for a in available or []) if v[2] is not None))
+    issues = []
+    for hop in path:
+        same_minor = [text(v) for v in offered if minor_of(v) == minor_of(hop)]
+        if hop[2] is not None and hop in offered:
+            continue
+        if same_minor:
+            message = "%s is not offered by the package repository (it offers %s of %d.%d)" % (
+                text(hop), ", ".join(same_minor), hop[0], hop[1])
+            fix = "choose an offered version as the target (%s), or a repository that has %s" % (
+                same_minor[-1], text(hop))
+        else:
+            message = "the package repository offers no %d.%d version%s" % (
+                hop[0], hop[1], " (it offers %s)" % ", ".join(text(v) for v in offered) if offered else "")
+            fix = "choose a target the repository offers, or point the repository URL (cluster_upgrade_repo_url) " \
+                  "or available_versions at one that has %d.%d" % (hop[0], hop[1])
+        issues.append(_issue("not_offered", message, fix))
+    return issues
+
+
+def unknown_nodes(hosts, nodes):
+    """Blockers for inventory hosts whose node name is no node of the cluster."""
+    names = set(n["name"] for n in nodes)
+    issues = []
+    for host, node_name in sorted((hosts or {}).items()):
+        if node_name not in names:
+            issues.append(_issue("unknown_node", "inventory host %s (node name %s) is not a node of the cluster "
+                                 "(nodes: %s)" % (host, node_name, ", ".join(sorted(names)) or "none"),
+                                 "set the host variable cluster_upgrade_node_name of %s to its Kubernetes node name, "
+                                 "or remove the host from the upgrade's groups" % host))
+    return issues
+
+
 def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
-         kubeadm_config_api=None):
+         kubeadm_config_api=None, require_offered=False, inventory_nodes=None):
     """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
-    name, kubelet, runtime, control_plane (bool), labels and provider_id."""
+    name, kubelet, runtime, control_plane (bool), labels and provider_id. ``inventory_nodes``
+    maps the inventory hosts to upgrade to their node names (each must be a node)."""
     node_facts = node_facts or {}
     current = parse(server_version)
     wanted = resolve_target(target, available)
-    blockers, warnings = [], []
+    blockers, warnings = unknown_nodes(inventory_nodes, nodes), []
     provider = managed_provider(server_version, nodes)
     if provider:
         blockers.append(_issue("managed_control_plane", "the control plane is managed by %s" % provider,
@@ -128,11 +183,12 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
                                                 and current[2] is not None and wanted < current):
         blockers.append(_issue("downgrade", "target %s is older than the cluster's %s" % (text(wanted), text(current)),
                                "Kubernetes does not support downgrades; pick a target at or above %s" % text(current)))
-    dra_minimum = parse(dra_min)
+    dra_minimum = parse_input(dra_min)
     if minor_of(wanted) < minor_of(dra_minimum):
         blockers.append(_issue("below_dra_minimum", "target %s is below the DRA minimum %s" % (
             text(wanted), text(dra_minimum)), "choose a target of %s or later" % text(minor_of(dra_minimum) + (None,))))
     path = [] if blockers and any(b["code"] == "downgrade" for b in blockers) else hops(current, wanted, available)
+    blockers.extend(not_offered(path, available, require_offered))
     if any(h[2] is None for h in path):
         unknown = ", ".join(text(h) for h in path if h[2] is None)
         warnings.append(_issue("unknown_patch", "the newest patch of %s is not known" % unknown,

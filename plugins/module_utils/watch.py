@@ -16,6 +16,8 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.dra.gpu.plugins.module_utils import api_errors
+
 try:
     from kubernetes import watch as k8s_watch
     from kubernetes.client.exceptions import ApiException
@@ -110,11 +112,12 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
             last_error = "watch expired (410), relisted"
         except ApiException as exc:
             status = getattr(exc, "status", None)
-            if status in (401, 403):
+            kind = api_errors.classify_status(status)
+            if kind == api_errors.AUTH:
                 auth_refused_since = clock() if auth_refused_since is None else auth_refused_since
                 if clock() - auth_refused_since >= AUTH_SETTLE_SECONDS:
                     raise
-            elif status not in (410, 429, 500, 502, 503, 504, None, 0):
+            elif kind == api_errors.PERMANENT and status != 410:
                 raise
             last_error = "API error %s, reconnected" % getattr(exc, "status", "?")
             stats["reconnects"] += 1

@@ -94,7 +94,8 @@ options:
         (a quantity such as V(16Gi)) and C(attributes) (exact values).
     type: dict
   node_selector:
-    description: Node selector for the probe pods.
+    description:
+      - Node selector for the probe pods. One that matches no node fails at once, before anything is created.
     type: dict
   tolerations:
     description: Tolerations for the probe pods.
@@ -190,7 +191,7 @@ left_behind:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, smoke
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
 from ansible_collections.dra.gpu.plugins.module_utils.smoke_run import SmokeRun
 
@@ -224,9 +225,7 @@ def main():
                            mutually_exclusive=[("first_available", "selectors")])
     client.check_libraries(module)
     params = module.params
-    for name in ("count", "pods", "timeout"):
-        if params[name] < 1:
-            module.fail_json(msg="%s must be at least 1 (got %s)" % (name, params[name]))
+    inputs.refuse(module, smoke.input_checks(params))
     if module.check_mode:
         module.exit_json(changed=False, msg="check mode: would run a smoke test in namespace %s" % params["namespace"])
     kube = client.Kube(client.api_client(module))

@@ -128,7 +128,7 @@ preview:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client
+from ansible_collections.dra.gpu.plugins.module_utils import cel, client, inputs
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
 
 EXTENDED_RESOURCE_HELP = (
@@ -151,6 +151,11 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
+    inputs.refuse(module, [
+        lambda: inputs.dns_subdomain("name", params["name"], "DeviceClass"),
+        lambda: inputs.strings("selectors", params["selectors"]),
+        lambda: inputs.labels("labels", params["labels"]),
+    ])
     try:
         kube = client.Kube(client.api_client(module))
         classes = dc.DeviceClasses(kube)
@@ -161,12 +166,16 @@ def main():
             module.exit_json(changed=live is not None,
                              diff={"before": dc.comparable(live) or {}, "after": {}})
         dc.validate_input(params["selectors"], params["config"])
+        slices_now, _version = kube.slices()
+        problem = cel.non_bool_problem([("selectors[%d]" % i, e) for i, e in enumerate(params["selectors"])],
+                                       None, slices_now)
+        if problem:
+            raise dc.DeviceClassError(problem)
         body = dc.desired_object(params["name"], params["selectors"], params["config"],
                                  params["extended_resource_name"], dc.merge_labels(live, params["labels"]))
         dry = classes.write(body, live, dry_run=True)
         if params["extended_resource_name"] and not (dry.get("spec") or {}).get("extendedResourceName"):
             raise dc.DeviceClassError(EXTENDED_RESOURCE_HELP % kube.server_version())
-        slices_now, _version = kube.slices()
         result = dc.preview(params["selectors"], slices_now)
         if params["require_match"]:
             if not result["evaluated"]:

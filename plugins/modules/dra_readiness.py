@@ -97,7 +97,7 @@ upgrade_path:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, readiness, versions
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, readiness, versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
@@ -109,6 +109,10 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
+    inputs.refuse(module, [
+        lambda: inputs.version("min_version", params["min_version"]),
+        lambda: inputs.versions_list("available_versions", params["available_versions"]),
+    ])
 
     def read(kube):
         sets, _version = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)

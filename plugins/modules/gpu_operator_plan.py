@@ -21,6 +21,8 @@ description:
     the device plugin on the DRA nodes and NVIDIA's separate DRA driver chart runs its kubelet plugin on the
     nodes labelled C(nvidia.com/dra-kubelet-plugin=true). For v26.7 with O(dra_mode=auto) or
     O(dra_mode=gpucluster), the operator deploys the DRA driver itself through a GPUCluster.
+  - Fails, before anything is read, on names Kubernetes or Helm would refuse (O(namespace),
+    O(release_name) and the DRA driver's), malformed versions and selectors.
   - Fails, before anything is installed, on a cluster below O(min_kubernetes_version), without
     C(resource.k8s.io/v1), on an unknown chart version, and on value combinations NVIDIA's charts refuse to
     render (both ClusterPolicy and GPUCluster, the standalone chart beside the operator-managed driver, GPU
@@ -225,7 +227,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 
 
@@ -315,6 +317,7 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
+    inputs.refuse(module, gov.input_checks(params) + [lambda: inputs.seconds("helm_timeout", params["helm_timeout"])])
     try:
         kube = client.Kube(client.api_client(module))
         server_version = kube.server_version()

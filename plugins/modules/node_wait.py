@@ -19,6 +19,7 @@ description:
   - Watches the nodes instead of polling, so it returns as soon as the kubelet reports; it relists after an
     expired watch and reconnects when the API server restarts (as it does during a control-plane upgrade).
   - On timeout it fails naming each node that is not there yet and why (not Ready, or its kubelet version).
+  - A name that is not a node of the cluster fails at once, without waiting for O(timeout).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - dra.gpu.read_only
@@ -62,7 +63,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, node_wait, versions, watch
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, node_wait, watch
 
 
 def main():
@@ -73,19 +74,18 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
-    if params["timeout"] <= 0:
-        module.fail_json(msg="timeout must be a positive number of seconds (got %s)" % params["timeout"])
-    if not params["names"]:
-        module.fail_json(msg="names must list at least one node")
-    try:
-        if params["kubelet_version"]:
-            versions.parse(params["kubelet_version"])
-    except versions.VersionError as exc:
-        module.fail_json(msg="kubelet_version: %s" % exc)
+    inputs.refuse(module, [
+        lambda: inputs.seconds("timeout", params["timeout"]),
+        lambda: inputs.strings("names", params["names"], allow_empty_list=False),
+        lambda: inputs.unique("names", params["names"], "node"),
+        lambda: params["kubelet_version"] and inputs.version("kubelet_version", params["kubelet_version"]),
+    ])
     started = time.monotonic()
     try:
         kube = client.Kube(client.api_client(module))
         found = node_wait.wait(kube, params["names"], params["kubelet_version"], params["timeout"])
+    except node_wait.NotANode as exc:
+        module.fail_json(msg="names: %s" % exc, elapsed=round(time.monotonic() - started, 3))
     except watch.WaitTimeout as exc:
         module.fail_json(msg=str(exc), elapsed=round(time.monotonic() - started, 3))
     except client.ApiException as exc:

@@ -89,7 +89,7 @@ ignored_pools:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, slices
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, slices
 
 
 def main():
@@ -98,6 +98,7 @@ def main():
     spec.update(include_allocations=dict(type="bool", default=True))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
+    inputs.refuse(module, [lambda: inputs.label_selector("node_selector", module.params["node_selector"])])
     try:
         kube = client.Kube(client.api_client(module))
         result = slices.gather(kube, slices.Filters.from_params(module.params), module.params["include_allocations"])

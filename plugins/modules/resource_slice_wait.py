@@ -21,6 +21,8 @@ description:
     an expired watch (410) and reconnects when the API server restarts.
   - On timeout it fails with a diagnosis, naming the nodes without slices, the drivers that did publish and,
     with O(driver_namespace), the state of the driver's kubelet-plugin pods.
+  - What waiting cannot fix fails at once, without waiting for O(timeout) - a node in O(nodes) that is not in the
+    cluster, no node matching O(node_selector), and a O(selector) that does not give a bool on a published device.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - dra.gpu.read_only
@@ -125,7 +127,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, client, slice_wait, slices, watch
+from ansible_collections.dra.gpu.plugins.module_utils import cel, client, inputs, slice_wait, slices, watch
 
 
 def main():
@@ -143,8 +145,14 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
-    if params["timeout"] <= 0:
-        module.fail_json(msg="timeout must be a positive number of seconds (got %s)" % params["timeout"])
+    inputs.refuse(module, [
+        lambda: inputs.seconds("timeout", params["timeout"]),
+        lambda: params["min_devices"] is not None and inputs.integer("min_devices", params["min_devices"]),
+        lambda: inputs.integer("min_devices_per_node", params["min_devices_per_node"]),
+        lambda: inputs.label_selector("node_selector", params["node_selector"]),
+        lambda: inputs.strings("nodes", params["nodes"]),
+        lambda: inputs.unique("nodes", params["nodes"] or [], "node"),
+    ])
     selectors = None
     if params["selector"]:
         try:
@@ -155,6 +163,10 @@ def main():
     try:
         kube = client.Kube(client.api_client(module))
         filters = slices.Filters.from_params(params)
+        try:
+            slice_wait.check_inputs(kube, filters, selectors, "selector")
+        except slice_wait.InputError as exc:
+            module.fail_json(msg=str(exc), elapsed=round(time.monotonic() - started, 3))
         node_names = filters.node_names(kube)
         if node_names == [] and params["node_selector"]:
             module.fail_json(msg="no node matches node_selector %r%s; check the label with "

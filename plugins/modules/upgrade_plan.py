@@ -21,7 +21,8 @@ description:
   - Returns C(blockers) (each with a C(fix)) and C(cautions) (warnings, under a name Ansible does not reserve) for
     kubelets more than three minors behind or newer than the API server, cgroup v1 nodes for a target of 1.35 or
     later, containerd 1.x for 1.36 or later, kubeadm v1beta3 configuration for 1.37 or later, a managed control plane (EKS, GKE, AKS), a downgrade, and a target
-    below the DRA minimum; ipvs kube-proxy is a warning.
+    below the DRA minimum, a hop version the package repository does not offer, and an inventory host that is not a
+    node; ipvs kube-proxy is a warning.
   - Read-only.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -44,6 +45,18 @@ options:
     description:
       - Facts per node name that the API does not show, such as C(cgroup_fs) (the output of
         C(stat -fc %T /sys/fs/cgroup/), V(cgroup2fs) for cgroup v2).
+    type: dict
+    default: {}
+  require_offered:
+    description:
+      - Block every hop whose version is not in O(available_versions), also when that list is empty (the
+        cluster_upgrade role read the package repository and found nothing for that minor).
+      - Without it, hops are checked against O(available_versions) only when it lists versions.
+    type: bool
+    default: false
+  inventory_nodes:
+    description:
+      - Inventory hosts to upgrade and their node names; each must be a node of the cluster (blocker C(unknown_node)).
     type: dict
     default: {}
 """
@@ -111,7 +124,7 @@ up_to_date:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, versions
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
@@ -120,10 +133,17 @@ def main():
     spec.update(target=dict(type="str", required=True),
                 available_versions=dict(type="list", elements="str", default=[]),
                 dra_min_version=dict(type="str", default="1.35"),
-                node_facts=dict(type="dict", default={}))
+                node_facts=dict(type="dict", default={}),
+                require_offered=dict(type="bool", default=False),
+                inventory_nodes=dict(type="dict", default={}))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
+    inputs.refuse(module, [
+        lambda: inputs.version("target", params["target"], latest=True),
+        lambda: inputs.versions_list("available_versions", params["available_versions"]),
+        lambda: inputs.version("dra_min_version", params["dra_min_version"]),
+    ])
 
     def read(kube):
         proxy = kube.kube_system_config("kube-proxy", "config.conf")
@@ -131,7 +151,7 @@ def main():
         api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None
         return versions.plan(kube.server_version(), kube_nodes.list_summaries(kube), params["target"],
                              params["available_versions"], params["dra_min_version"], params["node_facts"],
-                             proxy.get("mode"), api)
+                             proxy.get("mode"), api, params["require_offered"], params["inventory_nodes"])
 
     client.exit_with_reading(module, read, versions.VersionError)
 

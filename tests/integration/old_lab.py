@@ -1,8 +1,9 @@
-"""Short-lived labs beside the test lab: an older Kubernetes version, or one without DRA.
+"""Short-lived labs beside the test lab: an older Kubernetes version, one without DRA, or
+one with another topology.
 
 Started with the project's own lab tooling (tests/lab/lab.py) from the same cache, on ports
-300 (or, without DRA, 400) above the test lab's and their own state directories, and always
-stopped afterwards.
+300 (or, without DRA, 400) above the test lab's unless the caller names a port base, with
+state directories of their own, and always stopped afterwards.
 """
 
 import os
@@ -15,26 +16,35 @@ OLD_VERSION = "1.34.4"
 LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
 
 
-def lab_env(version, without_dra=False):
-    base = int(os.environ.get("LAB_PORT_BASE", "26500")) + (400 if without_dra else 300)
+def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base=None, driver_mode=None):
+    """The environment of ``lab.py`` for such a lab. ``version`` None: the test lab's own;
+    ``topology`` None: the default one."""
+    base = port_base or int(os.environ.get("LAB_PORT_BASE", "26500")) + (400 if without_dra else 300)
     env = dict(os.environ)
     name = "test-%s%s" % (version, "-without-dra" if without_dra else "")
-    env.update(LAB_STATE_DIR=os.path.join(ROOT, ".lab", name), LAB_PORT_BASE=str(base),
-               LAB_K8S_VERSION=version, LAB_DRIVER_MODE="plugin" if without_dra else "always",
+    env.update(LAB_STATE_DIR=state_dir or os.path.join(ROOT, ".lab", name), LAB_PORT_BASE=str(base),
+               LAB_DRIVER_MODE=driver_mode or ("plugin" if without_dra else "always"),
                LAB_WITHOUT_DRA="1" if without_dra else "")
+    if version:
+        env["LAB_K8S_VERSION"] = version
     env.pop("LAB_TOPOLOGY", None)
+    if topology:
+        env["LAB_TOPOLOGY"] = topology
     return env
 
 
-def start(version, without_dra=False):
-    """Start the lab (building that version first if the cache lacks it); return its kubeconfig."""
-    env = lab_env(version, without_dra)
+def start(version, without_dra=False, **settings):
+    """Start the lab (building that version first if the cache lacks it); return its kubeconfig.
+    ``settings``: lab_env's topology, state_dir, port_base, driver_mode."""
+    env = lab_env(version, without_dra, **settings)
     proc = subprocess.run(LAB + ["up"], env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        stop(version, without_dra)
-        raise AssertionError("could not start a %s lab:\n%s\n%s" % (version, proc.stdout[-3000:], proc.stderr[-3000:]))
+        stop(version, without_dra, **settings)
+        what = " ".join(filter(None, [version, settings.get("topology")])) or "second"
+        raise AssertionError("could not start a %s lab:\n%s\n%s" % (what, proc.stdout[-3000:], proc.stderr[-3000:]))
     return os.path.join(env["LAB_STATE_DIR"], "kubeconfig")
 
 
-def stop(version, without_dra=False):
-    subprocess.run(LAB + ["down"], env=lab_env(version, without_dra), capture_output=True, text=True, check=False)
+def stop(version, without_dra=False, **settings):
+    subprocess.run(LAB + ["down"], env=lab_env(version, without_dra, **settings), capture_output=True, text=True,
+                   check=False)

@@ -64,7 +64,16 @@ def test_invalid_expression_fails_with_the_servers_message_and_creates_nothing(p
 
 def test_non_boolean_expression_is_refused_by_the_server(plugin_everywhere, custom, class_name):
     result = run_module("dra.gpu.device_class", {"name": class_name, "selectors": ["device.driver"]})
-    assert result["failed"] and "must evaluate to bool" in result["msg"]
+    # Refused by the local check (it names the selector and the fix) before the server's dry run would.
+    assert result["failed"] and "selectors[0] 'device.driver' gives a string" in result["msg"]
+    assert not _class_exists(custom, class_name)
+    # An attribute is typed dynamically, so the server takes it; its published value is a string.
+    result = run_module("dra.gpu.device_class", {"name": class_name, "selectors": [
+        "device.attributes['gpu.nvidia.com'].productName"]})
+    assert result["failed"] and "not true or false" in result["msg"]
+    assert not _class_exists(custom, class_name)
+    result = run_module("dra.gpu.device_class", {"name": class_name, "selectors": ["device.driver + 1 > 0"]})
+    assert result["failed"] and "the API server rejected" in result["msg"]
     assert not _class_exists(custom, class_name)
 
 

@@ -34,6 +34,9 @@ def main(argv):
     sub.add_parser("down", help="stop the lab's processes and remove its run state")
     restart_parser = sub.add_parser("restart", help="restart one component of a running lab")
     restart_parser.add_argument("component")
+    restart_parser.add_argument("--hold-rbac", type=float, default=0, metavar="SECONDS",
+                                help="kube-apiserver only: keep its RBAC storage unreachable this long after "
+                                     "the restart (the authorizer's warm-up window, held open for tests)")
     sub.add_parser("status", help="show each component; exit 1 if one is down, 3 if never started")
     mirror_parser = sub.add_parser("mirror", help="build the node lab's apt mirror of kubeadm, kubelet, kubectl")
     mirror_parser.add_argument("--versions", nargs="+", default=DEFAULT_MIRROR_VERSIONS)
@@ -64,7 +67,7 @@ def main(argv):
             cluster.down(cfg)
             return 0
         if args.command == "restart":
-            cluster.restart(cfg, args.component)
+            cluster.restart(cfg, args.component, hold_rbac=args.hold_rbac)
             return 0
         if args.command == "status":
             return cluster.status(cfg)

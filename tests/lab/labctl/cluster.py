@@ -5,10 +5,12 @@ import os
 import ssl
 import sys
 import time
+import urllib.error
 import urllib.request
 
-from labctl import build, config, paths, pki
+from labctl import build, config, paths, pki, rbac_gate
 from labctl.processes import Component, ComponentDied, log_tail, wait_for
+from labctl.sim import report as sim_report
 
 COMPONENT_ORDER = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "simulator")
 
@@ -43,8 +45,31 @@ def saved_state(cfg):
         return None
 
 
+class SimulatorFailed(ComponentDied):
+    """The simulator reported a failure: a slice the API server rejected, or its own crash."""
+
+
+class SimulatorComponent(Component):
+    """The simulator process, whose own report counts as much as its exit: in plugin mode it
+    keeps serving the other nodes after the API server rejected one node's slices."""
+
+    def __init__(self, run_dir, marker):
+        super().__init__("simulator", run_dir, marker)
+        self.report_file = os.path.join(run_dir, sim_report.FILE_NAME)
+
+    def problem(self):
+        return sim_report.describe(sim_report.read(self.report_file))
+
+    def check_alive(self):
+        problem = self.problem()
+        if problem:
+            raise SimulatorFailed("%s\n(simulator log: %s)" % (problem, self.log_file))
+        super().check_alive()
+
+
 def components(cfg):
-    return {name: Component(name, cfg.run_dir, cfg.state_dir) for name in COMPONENT_ORDER}
+    return {name: SimulatorComponent(cfg.run_dir, cfg.state_dir) if name == "simulator"
+            else Component(name, cfg.run_dir, cfg.state_dir) for name in COMPONENT_ORDER}
 
 
 def _kubeconfig_text(cfg, token, ca_file):
@@ -182,6 +207,7 @@ def up(cfg):
         if not already:
             if name == "simulator":
                 _remove_quietly(os.path.join(cfg.run_dir, "simulator.ready"))
+                _remove_quietly(component.report_file)
             t0 = time.monotonic()
             component.start(_argv(cfg, name, bins, files, kubeconfigs, advertise), env=env)
         description, probe = _readiness(cfg, name, files, tokens)
@@ -195,21 +221,57 @@ def up(cfg):
     _say('use it with: eval "$(make -s lab-env)"')
 
 
-def restart(cfg, name):
-    """Stop and start one component of a running lab (tests use it to restart the API server)."""
+def _rbac_gate(cfg):
+    return Component("rbac-gate", cfg.run_dir, cfg.state_dir)
+
+
+def _https_answers(url, ca_file):
+    """True once the server answers HTTPS at all, whatever the status (a 500 from /readyz too)."""
+    try:
+        return _https_ok(url, ca_file)
+    except urllib.error.HTTPError:
+        return True
+
+
+def restart(cfg, name, hold_rbac=0):
+    """Stop and start one component of a running lab (tests use it to restart the API server).
+
+    ``hold_rbac`` seconds (kube-apiserver only): the new API server's RBAC storage goes
+    through labctl.rbac_gate, which holds its requests back that long, and this returns as soon as the server
+    answers at all, i.e. inside the window in which it refuses authorized requests.
+    """
     if name not in COMPONENT_ORDER:
         raise config.ConfigError("unknown component %r; components: %s" % (name, ", ".join(COMPONENT_ORDER)))
+    if hold_rbac and name != "kube-apiserver":
+        raise config.ConfigError("--hold-rbac applies to kube-apiserver only (got %s)" % name)
     state = saved_state(cfg)
     if not state:
         raise config.ConfigError("no lab to restart a component of; run `make lab-up` first")
     component = components(cfg)[name]
-    component.stop()
+    # Killed after a short grace, as a kubelet replacing a static pod would: kube-apiserver
+    # drains its watches for longer than a test should wait.
+    component.stop(timeout=3.0)
+    if name == "simulator":
+        _remove_quietly(component.report_file)
+    gate = _rbac_gate(cfg)
+    gate.stop()
     t0 = time.monotonic()
     bins = build.build_all(state["k8s_version"], quiet=True)
     files = pki.ensure(cfg.pki_dir, state["advertise_address"])
     kubeconfigs = _kubeconfig_paths(cfg)
     env = dict(os.environ, PYTHONPATH=os.path.join(paths.REPO_ROOT, "tests", "lab"))
-    component.start(_argv(cfg, name, bins, files, kubeconfigs, state["advertise_address"]), env=env)
+    argv = _argv(cfg, name, bins, files, kubeconfigs, state["advertise_address"])
+    if hold_rbac:
+        gate.start([sys.executable, "-m", "labctl.rbac_gate", "--listen", str(cfg.rbac_gate_port),
+                    "--target", str(cfg.etcd_port), "--hold-for", str(hold_rbac), "--state-dir", cfg.state_dir],
+                   env=env)
+        component.start(argv + rbac_gate.apiserver_flags(cfg.rbac_gate_port), env=env)
+        wait_for("kube-apiserver to answer HTTPS", lambda: _https_answers(cfg.server_url + "/readyz", files["ca.crt"]),
+                 120, components=[component, gate])
+        _say("kube-apiserver restarted in %.1fs; its RBAC storage is held back for %ss" % (
+            time.monotonic() - t0, hold_rbac))
+        return
+    component.start(argv, env=env)
     description, probe = _readiness(cfg, name, files, pki.tokens(files["tokens.csv"]))
     wait_for(description, probe, 120, components=[component])
     _say("%s restarted in %.1fs" % (name, time.monotonic() - t0))
@@ -228,6 +290,8 @@ def down(cfg):
     for name in reversed(COMPONENT_ORDER):
         if procs[name].stop():
             stopped.append(name)
+    if _rbac_gate(cfg).stop():
+        stopped.append("rbac-gate")
     _say("stopped %s" % (", ".join(stopped) if stopped else "nothing (no lab process was running)"))
     if os.environ.get("LAB_KEEP_STATE") != "1":
         import shutil
@@ -258,6 +322,12 @@ def status(cfg):
             print("  %-24s NOT RUNNING; last lines of %s:" % (name, procs[name].log_file))
             for line in log_tail(procs[name].log_file, 15).splitlines():
                 print("      " + line)
+    problem = procs["simulator"].problem()
+    if problem:
+        healthy = False
+        print("  simulator reports:")
+        for line in problem.splitlines():
+            print("      " + line)
     if healthy:
         print("  kubeconfig: %s" % cfg.kubeconfig)
     return 0 if healthy else 1
@@ -283,4 +353,4 @@ def _quote(value):
     return "'" + value.replace("'", "'\"'\"'") + "'"
 
 
-__all__ = ["up", "down", "status", "env_lines", "ComponentDied"]
+__all__ = ["up", "down", "status", "env_lines", "ComponentDied", "SimulatorFailed"]

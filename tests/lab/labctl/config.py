@@ -69,6 +69,11 @@ class LabConfig:
         return os.path.join(self.state_dir, "kubeconfig")
 
     @property
+    def rbac_gate_port(self):
+        # labctl.rbac_gate, only while a test holds the API server's RBAC storage back.
+        return self.etcd_peer_port + 1
+
+    @property
     def server_url(self):
         return "https://127.0.0.1:%d" % self.apiserver_port
 

@@ -19,6 +19,12 @@ TOKEN_USERS = {
     # The simulator stands in for kubelets and a DRA driver; it writes node and pod
     # status and ResourceSlices, which needs more than one node's rights.
     "simulator": ("dra-gpu-lab-simulator", ["system:masters"]),
+    # Users whose rights come from RBAC alone, as kubeadm's admin.conf (group
+    # kubeadm:cluster-admins) since 1.29: system:masters would skip the authorizer, and with
+    # it the window after a restart in which RBAC refuses. The tests bind their groups.
+    "upgrader": ("dra-gpu-lab-upgrader", ["dra-gpu-lab:cluster-admins"]),
+    "node-reader": ("dra-gpu-lab-node-reader", ["dra-gpu-lab:node-readers"]),
+    "nobody": ("dra-gpu-lab-nobody", []),
 }
 
 
@@ -60,6 +66,7 @@ def ensure(pki_dir, advertise_address):
     files = {name: os.path.join(pki_dir, name) for name in
              ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "sa.key", "tokens.csv")}
     if all(os.path.exists(p) for p in files.values()):
+        _add_missing_tokens(files["tokens.csv"])
         return files
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dra-gpu-lab-ca")])
@@ -74,13 +81,25 @@ def ensure(pki_dir, advertise_address):
     _write(files["apiserver.key"], _pem_key(server_key))
     _write(files["apiserver.crt"], server_cert.public_bytes(serialization.Encoding.PEM), 0o644)
     _write(files["sa.key"], _pem_key(sa_key))
-    lines = []
-    for index, (ident, (user, groups)) in enumerate(sorted(TOKEN_USERS.items())):
-        token = secrets.token_hex(24)
-        group_field = '"%s"' % ",".join(groups) if groups else ""
-        lines.append("%s,%s,%s,%s" % (token, user, "uid-%d-%s" % (index, ident), group_field))
-    _write(files["tokens.csv"], ("\n".join(lines) + "\n").encode())
+    _write(files["tokens.csv"], b"")
+    _add_missing_tokens(files["tokens.csv"])
     return files
+
+
+def _add_missing_tokens(tokens_csv):
+    """Give every identity of TOKEN_USERS a token; a lab made before one was added gets it too
+    (the API server reads the file when it starts)."""
+    with open(tokens_csv) as handle:
+        known = {line.split(",")[1] for line in handle if line.strip()}
+    lines = []
+    for ident, (user, groups) in sorted(TOKEN_USERS.items()):
+        if user in known:
+            continue
+        group_field = '"%s"' % ",".join(groups) if groups else ""
+        lines.append("%s,%s,%s,%s" % (secrets.token_hex(24), user, "uid-%s" % ident, group_field))
+    if lines:
+        with open(tokens_csv, "a") as handle:
+            handle.write("\n".join(lines) + "\n")
 
 
 def tokens(tokens_csv):

@@ -45,8 +45,10 @@ def test_mig_devices_are_named_and_sized_like_the_driver():
     nodes = topology.load(os.path.join(TOPOLOGIES, "mixed-mig.yml"))
     mig_node = [n for n in nodes if n["name"] == "gpu-a100-mig"][0]
     names = [d["name"] for d in mig_node["devices"]]
-    assert names == ["gpu-0-mig-3g.20gb-0-0", "gpu-0-mig-2g.10gb-1-4", "gpu-0-mig-1g.5gb-2-6",
-                     "gpu-0-mig-1g.5gb-3-7"]
+    # NVML places the 3g on slots 4-7: with it on 0-3 the two 1g would need slot 7, where
+    # no 1g may start.
+    assert names == ["gpu-0-mig-3g20gb-9-4", "gpu-0-mig-2g10gb-14-0", "gpu-0-mig-1g5gb-19-2",
+                     "gpu-0-mig-1g5gb-19-3"]
     small = mig_node["devices"][2]
     assert small["attributes"]["type"] == {"string": "mig"}
     assert small["attributes"]["uuid"]["string"].startswith("MIG-")

@@ -13,6 +13,11 @@ What this stands in for, and why it is our own small agent rather than KWOK:
   ``nvidia-dra-driver-gpu-component=kubelet-plugin``), and its slices are removed when
   that pod goes. In ``always`` mode every GPU node publishes from the start.
 
+A slice the API server rejects is never only logged: the simulator records it in
+``run/simulator.error`` (``report.py``), which fails ``lab up`` and shows in ``lab status``.
+In plugin mode, where nothing is published before a plugin pod comes, the simulator has
+the API server validate every node's slices with a dry run before it reports ready.
+
 KWOK could keep nodes and pods alive, but the driver half has to watch pods and claims
 anyway, and one agent keeps the lab a single extra process that needs no further Go build.
 """
@@ -28,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config as kube_config, watch
 from kubernetes.client.exceptions import ApiException
 
-from labctl.sim import gpus, probe
+from labctl.sim import gpus, probe, report
 
 LOG = logging.getLogger("labsim")
 
@@ -44,6 +49,25 @@ PLUGIN_POD_LABELS = (
 CONTAINER_RUNTIME = "containerd://2.1.4-simulated"
 # A full relist this often corrects anything a dropped watch missed (an API server restart).
 RESYNC_SECONDS = 30
+# Answers that refuse a slice's content (400 BadRequest, 403 Forbidden, 422 Invalid...), as
+# opposed to a missing object, a conflict, a timeout or throttling, which a retry can cure.
+_RETRYABLE_STATUSES = (404, 408, 409, 410, 429)
+
+
+class SliceRejected(RuntimeError):
+    """The API server refused a ResourceSlice of one node (already recorded in the report)."""
+
+
+def is_rejection(exc):
+    return 400 <= (exc.status or 0) < 500 and exc.status not in _RETRYABLE_STATUSES
+
+
+def server_message(exc):
+    """The API server's own explanation (its Status message), else the HTTP reason."""
+    try:
+        return json.loads(exc.body)["message"]
+    except (TypeError, ValueError, KeyError):
+        return exc.body or exc.reason
 
 
 def _now():
@@ -124,7 +148,7 @@ def _stable_byte(text):
 
 
 class Simulator:
-    def __init__(self, api_client, nodes, driver_mode, kubelet_version, ready_file=None):
+    def __init__(self, api_client, nodes, driver_mode, kubelet_version, ready_file=None, report_file=None):
         self.api = api_client
         self.core = client.CoreV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
@@ -132,6 +156,12 @@ class Simulator:
         self.driver_mode = driver_mode
         self.kubelet_version = kubelet_version
         self.ready_file = ready_file
+        self.report_file = report_file
+        # node -> what the API server said when it refused that node's slices
+        self.rejected = {}
+        self.report_lock = threading.Lock()
+        # While the nodes are checked at start, the report is written once, complete.
+        self.checking = False
         self.node_uids = {}
         self.generations = {}
         self.plugin_pods = {}
@@ -163,16 +193,82 @@ class Simulator:
         generation += 1
         self.generations[node_name] = generation
         for spec in gpus.slice_specs(node_name, wanted_devices, generation):
-            body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                    "metadata": {"generateName": "%s-%s-" % (node_name, gpus.DRIVER),
-                                 "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node_name,
-                                                      "uid": self.node_uids[node_name], "controller": True}]},
-                    "spec": spec}
-            self.custom.create_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", body)
+            self._create_slice(node_name, spec)
         for old in existing:
             self._delete_slice(old["metadata"]["name"])
+        self._clear_rejection(node_name)
         LOG.info("published %d devices of %s in pool %s generation %d",
                  len(wanted_devices), gpus.DRIVER, node_name, generation)
+
+    def validate(self, node_name):
+        """Have the API server check this node's slices as it would on publishing, without
+        storing them (dryRun=All runs validation and admission)."""
+        node = self.nodes[node_name]
+        for spec in gpus.slice_specs(node_name, node["devices"], 1):
+            self._create_slice(node_name, spec, dry_run=True)
+        self._clear_rejection(node_name)
+
+    def _create_slice(self, node_name, spec, dry_run=False):
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"generateName": "%s-%s-" % (node_name, gpus.DRIVER),
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node_name,
+                                                  "uid": self.node_uids[node_name], "controller": True}]},
+                "spec": spec}
+        options = {"dry_run": "All"} if dry_run else {}
+        try:
+            self.custom.create_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", body, **options)
+        except ApiException as exc:
+            if not is_rejection(exc):
+                raise
+            self._record_rejection(node_name, exc)
+            raise SliceRejected("%s: %s" % (node_name, server_message(exc))) from exc
+
+    def _record_rejection(self, node_name, exc):
+        entry = {"status": exc.status, "reason": exc.reason, "message": server_message(exc)}
+        with self.report_lock:
+            if self.rejected.get(node_name) != entry:
+                # Once per distinct answer: the resync retries every RESYNC_SECONDS.
+                LOG.error("the API server rejected the %s slices of %s: %s %s: %s",
+                          gpus.DRIVER, node_name, exc.status, exc.reason, entry["message"])
+            self.rejected[node_name] = entry
+            self._write_report()
+
+    def _clear_rejection(self, node_name):
+        with self.report_lock:
+            if self.rejected.pop(node_name, None) is not None:
+                LOG.info("the %s slices of %s are accepted now", gpus.DRIVER, node_name)
+                self._write_report()
+
+    def _write_report(self, failed=None):
+        if self.report_file and (failed or not self.checking):
+            report.write(self.report_file, dict(self.rejected), failed)
+
+    def record_failure(self, exc):
+        """The simulator is about to die of ``exc``: say so where `lab up` and `lab status` look."""
+        with self.report_lock:
+            self._write_report(failed="%s: %s" % (type(exc).__name__, exc))
+
+    def check_slices(self):
+        """Before reporting ready, every GPU node's slices go to the API server: published in
+        ``always`` mode, validated by a dry run in ``plugin`` mode, so a slice it rejects fails
+        `lab up` in both modes. Returns the nodes whose slices were rejected."""
+        action = self.publish if self.driver_mode == "always" else self.validate
+
+        def attempt(name):
+            try:
+                action(name)
+            except SliceRejected:
+                pass  # recorded; the other nodes are still checked, so the report is complete
+
+        self.checking = True
+        try:
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                list(pool.map(attempt, [name for name, node in self.nodes.items() if node["devices"]]))
+        finally:
+            with self.report_lock:
+                self.checking = False
+                self._write_report()
+        return sorted(self.rejected)
 
     def unpublish(self, node_name):
         for old in self._slices_of(node_name):
@@ -277,10 +373,13 @@ class Simulator:
             return
         wanted = node_name in self.plugin_pods.values()
         has_slices = bool(self._slices_of(node_name))
-        if wanted and not has_slices:
-            self.publish(node_name)
-        elif not wanted and has_slices:
-            self.unpublish(node_name)
+        try:
+            if wanted and not has_slices:
+                self.publish(node_name)
+            elif not wanted and has_slices:
+                self.unpublish(node_name)
+        except SliceRejected:
+            pass  # recorded and reported; the other nodes are reconciled all the same
 
     def resync_plugins(self, pods):
         """Rebuild the kubelet-plugin view from a full pod list and make the slices match it."""
@@ -450,10 +549,13 @@ class Simulator:
         self.keep_node_ready(node_obj)
 
     def run(self):
+        """Serve until stopped; returns the exit status (1: a slice was rejected at start)."""
         self.register_nodes()
-        if self.driver_mode == "always":
-            for name in self.nodes:
-                self.publish(name)
+        rejected = self.check_slices()
+        if rejected:
+            LOG.error("not ready: the API server rejected the slices of %d node(s) (%s); see %s",
+                      len(rejected), ", ".join(rejected[:report.NAMED]), self.report_file)
+            return 1
         # In plugin mode the pod watch's first list (resync_plugins) removes slices whose
         # plugin pod is gone, e.g. after the agent itself restarted.
         threads = [
@@ -472,6 +574,7 @@ class Simulator:
         LOG.info("simulator ready: %d nodes, driver mode %s", len(self.nodes), self.driver_mode)
         while not self.stop.is_set():
             self.stop.wait(1.0)
+        return 0
 
 
 def load_client(kubeconfig):
@@ -487,4 +590,4 @@ def ready_file_for(state_dir):
     return os.path.join(state_dir, "run", "simulator.ready")
 
 
-__all__ = ["Simulator", "load_client", "ready_file_for"]
+__all__ = ["Simulator", "SliceRejected", "load_client", "ready_file_for"]

@@ -3,12 +3,14 @@
 No GPU exists here. This module builds ResourceSlice device entries with the names,
 attribute keys, attribute types and capacities the real kubelet plugin publishes
 (see shared/reference/dra-facts.md): full GPUs as ``gpu-<minor>``, MIG devices as
-``gpu-<minor>-mig-<profile>-<gi>-<start>``. Values such as UUIDs and PCI addresses are
+``gpu-<minor>-mig-<profile without dots>-<GI profile id>-<placement start>`` (v25.12+/v0.4),
+e.g. ``gpu-0-mig-1g5gb-19-0``. Values such as UUIDs and PCI addresses are
 derived deterministically from the node name, so they are stable across lab restarts and
 unique across nodes, like real serial-derived UUIDs.
 """
 
 import math
+import re
 import uuid
 
 DRIVER = "gpu.nvidia.com"
@@ -31,18 +33,25 @@ MODELS = {
              "memory": "141Gi", "mig": "h100-80"},
 }
 
-# MIG profiles: usable memory and engine counts per slice (approximate NVML figures).
-# multiprocessors, copyEngines, decoders, encoders, jpegEngines, ofaEngines, memory
+# MIG profiles: NVML's GPU-instance profile id, then usable memory and engine counts per
+# partition (approximate NVML figures).
+# gi, multiprocessors, copyEngines, decoders, encoders, jpegEngines, ofaEngines, memory
 _MIG_PROFILES = {
-    "a100-40": {"1g.5gb": (14, 1, 0, 0, 0, 0, "4864Mi"), "2g.10gb": (28, 2, 1, 0, 0, 0, "9856Mi"),
-                "3g.20gb": (42, 3, 2, 0, 0, 0, "19968Mi"), "4g.20gb": (56, 4, 2, 0, 0, 0, "19968Mi"),
-                "7g.40gb": (98, 7, 5, 0, 1, 1, "40192Mi")},
-    "a100-80": {"1g.10gb": (14, 1, 0, 0, 0, 0, "9728Mi"), "2g.20gb": (28, 2, 1, 0, 0, 0, "19968Mi"),
-                "3g.40gb": (42, 3, 2, 0, 0, 0, "40192Mi"), "7g.80gb": (98, 7, 5, 0, 1, 1, "80384Mi")},
-    "h100-80": {"1g.10gb": (16, 1, 1, 0, 1, 0, "9984Mi"), "2g.20gb": (32, 2, 2, 0, 2, 0, "20096Mi"),
-                "3g.40gb": (60, 3, 3, 0, 3, 0, "40320Mi"), "7g.80gb": (132, 8, 7, 0, 7, 1, "80896Mi")},
+    "a100-40": {"1g.5gb": (19, 14, 1, 0, 0, 0, 0, "4864Mi"), "2g.10gb": (14, 28, 2, 1, 0, 0, 0, "9856Mi"),
+                "3g.20gb": (9, 42, 3, 2, 0, 0, 0, "19968Mi"), "4g.20gb": (5, 56, 4, 2, 0, 0, 0, "19968Mi"),
+                "7g.40gb": (0, 98, 7, 5, 0, 1, 1, "40192Mi")},
+    "a100-80": {"1g.10gb": (19, 14, 1, 0, 0, 0, 0, "9728Mi"), "2g.20gb": (14, 28, 2, 1, 0, 0, 0, "19968Mi"),
+                "3g.40gb": (9, 42, 3, 2, 0, 0, 0, "40192Mi"), "7g.80gb": (0, 98, 7, 5, 0, 1, 1, "80384Mi")},
+    "h100-80": {"1g.10gb": (19, 16, 1, 1, 0, 1, 0, "9984Mi"), "2g.20gb": (14, 32, 2, 2, 0, 2, 0, "20096Mi"),
+                "3g.40gb": (9, 60, 3, 3, 0, 3, 0, "40320Mi"), "7g.80gb": (0, 132, 8, 7, 0, 7, 1, "80896Mi")},
 }
-_SLOTS = {"1g": 1, "2g": 2, "3g": 4, "4g": 4, "7g": 8}
+# Where NVML lets each GPU-instance profile sit on the 8 memory slots of an A100 or H100
+# (`nvidia-smi mig -lgipp`): slots it occupies, allowed start slots. A 1g never starts on
+# slot 7: the GPU has only 7 compute slices.
+_PLACEMENTS = {19: (1, range(7)), 20: (1, range(7)), 15: (2, (0, 2, 4, 6)), 14: (2, (0, 2, 4)),
+               9: (4, (0, 4)), 5: (4, (0,)), 0: (8, (0,))}
+_MEMORY_SLOTS = 8
+_COMPUTE_SLICES = 7
 
 DRIVER_VERSION = "580.126.20"
 CUDA_DRIVER_VERSION = "13.0.0"
@@ -91,13 +100,14 @@ def node_devices(node, gpus):
         model = _model(group["model"])
         for _copy in range(int(group.get("count", 1))):
             common = _common_attributes(node, minor, model, group)
+            if group.get("hmm"):
+                # A property of the parent GPU, which its MIG devices repeat like the others.
+                common["addressingMode"] = {"string": "HMM"}
             memory = group.get("memory", model["memory"])
             mig = group.get("mig") or []
             if not mig:
                 attrs = {"type": {"string": "gpu"}, "uuid": {"string": gpu_uuid(node, minor)}}
                 attrs.update(common)
-                attrs["addressingMode"] = {"string": "HMM"} if group.get("hmm") else None
-                attrs = {k: v for k, v in attrs.items() if v is not None}
                 devices.append({"name": "gpu-%d" % minor, "attributes": attrs,
                                 "capacity": {"memory": {"value": memory}}})
             else:
@@ -106,30 +116,64 @@ def node_devices(node, gpus):
     return devices
 
 
+def mig_device_name(minor, profile, gi_profile_id, start):
+    """The name NVIDIA's driver (v25.12+/v0.4) gives a MIG device.
+
+    Device names must be DNS labels without dots, so the driver drops the profile's dots
+    and turns anything else outside [a-z0-9-] (the ``+`` of ``1g.5gb+me``) into a hyphen."""
+    profile = re.sub(r"[^a-z0-9-]", "-", profile.lower().replace(".", "")).strip("-")
+    return "gpu-%d-mig-%s-%d-%d" % (minor, profile, gi_profile_id, start)
+
+
+def _place(sizes_and_starts):
+    """Start slots for partitions, in the order listed, that NVML would accept: each at an
+    allowed start, none overlapping. Lowest starts first, so a layout packed in order keeps
+    the starts it would have by counting slots. None when no placement exists."""
+    def search(index, used):
+        if index == len(sizes_and_starts):
+            return []
+        size, starts = sizes_and_starts[index]
+        for start in starts:
+            slots = set(range(start, start + size))
+            if start + size <= _MEMORY_SLOTS and not slots & used:
+                rest = search(index + 1, used | slots)
+                if rest is not None:
+                    return [start] + rest
+        return None
+    return search(0, frozenset())
+
+
 def _mig_devices(node, minor, model_name, model, profiles, common):
     table = _MIG_PROFILES.get(model.get("mig", ""))
     if table is None:
         raise TopologyError("GPU model %s does not support MIG" % model_name)
-    devices = []
-    start = 0
-    for gi, profile in enumerate(profiles):
+    for profile in profiles:
         if profile not in table:
             raise TopologyError("MIG profile %r is not valid for %s; valid: %s"
                                 % (profile, model_name, ", ".join(table)))
-        slots = _SLOTS[profile.split(".")[0]]
-        if start + slots > 8:
-            raise TopologyError("MIG profiles %s do not fit on one %s" % (profiles, model_name))
-        sms, ce, dec, enc, jpeg, ofa, memory = table[profile]
-        name = "gpu-%d-mig-%s-%d-%d" % (minor, profile, gi, start)
+    starts = None
+    if sum(int(profile.split("g", 1)[0]) for profile in profiles) <= _COMPUTE_SLICES:
+        starts = _place([_PLACEMENTS[table[profile][0]] for profile in profiles])
+    if starts is None:
+        raise TopologyError("MIG profiles %s do not fit on one %s (no placement NVML would allow)"
+                            % (profiles, model_name))
+    devices = []
+    for profile, start in zip(profiles, starts):
+        gi, sms, ce, dec, enc, jpeg, ofa, memory = table[profile]
+        name = mig_device_name(minor, profile, gi, start)
         attrs = {"type": {"string": "mig"}, "uuid": {"string": mig_uuid(node, minor, name)},
                  "parentUUID": {"string": gpu_uuid(node, minor)}, "profile": {"string": profile}}
         attrs.update(common)
-        devices.append({"name": name, "attributes": attrs, "capacity": {
+        capacity = {
             "multiprocessors": {"value": str(sms)}, "copyEngines": {"value": str(ce)},
             "decoders": {"value": str(dec)}, "encoders": {"value": str(enc)},
             "jpegEngines": {"value": str(jpeg)}, "ofaEngines": {"value": str(ofa)},
-            "memory": {"value": memory}}})
-        start += slots
+            "memory": {"value": memory}}
+        # As the driver publishes them: one capacity of 1 per memory slot the partition
+        # occupies, which is how its placement shows in the slice.
+        for slot in range(start, start + _PLACEMENTS[gi][0]):
+            capacity["memorySlice%d" % slot] = {"value": "1"}
+        devices.append({"name": name, "attributes": attrs, "capacity": capacity})
     return devices
 
 

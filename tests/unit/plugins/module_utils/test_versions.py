@@ -130,3 +130,37 @@ def test_nothing_to_do_at_the_target():
     nodes = [node("cp", "v1.35.4", True), node("w", "v1.35.4")]
     result = versions.plan("v1.35.4", nodes, "1.35", AVAILABLE)
     assert result["next_pass"] is None and result["up_to_date"] and result["hops"] == []
+
+
+@pytest.mark.parametrize("text", ["1.3x", "1.35.4-rc.1", "v1.35.4.1", "1.35.", "x1.35"])
+def test_typed_versions_are_read_whole(text):
+    with pytest.raises(versions.VersionError):
+        versions.parse_input(text)
+    with pytest.raises(versions.VersionError):
+        versions.plan("v1.34.4", [node("cp", "v1.34.4", True)], text, AVAILABLE)
+
+
+def test_cluster_versions_keep_their_suffixes():
+    assert versions.parse("v1.35.4-eks-1") == (1, 35, 4) and versions.parse_input("v1.35.4") == (1, 35, 4)
+
+
+def test_a_target_the_repository_does_not_offer_is_a_blocker():
+    result = versions.plan("v1.34.4", [node("cp", "v1.34.4", True)], "1.35.9", AVAILABLE)
+    blocker = [b for b in result["blockers"] if b["code"] == "not_offered"][0]
+    assert "1.35.9 is not offered" in blocker["message"] and "1.35.3, 1.35.4" in blocker["message"]
+    assert "1.35.4" in blocker["fix"]
+
+
+def test_a_minor_the_repository_does_not_have_is_a_blocker_when_it_was_read():
+    result = versions.plan("v1.34.4", [node("cp", "v1.34.4", True)], "1.35", [], require_offered=True)
+    assert codes(result["blockers"]) == ["not_offered"]
+    assert "offers no 1.35 version" in result["blockers"][0]["message"]
+    assert versions.plan("v1.34.4", [node("cp", "v1.34.4", True)], "1.35", [])["blockers"] == []
+
+
+def test_inventory_hosts_must_be_nodes():
+    result = versions.plan("v1.35.4", [node("cp", "v1.35.4", True)], "1.35", AVAILABLE,
+                           inventory_nodes={"cp": "cp", "w9": "node-9"})
+    assert codes(result["blockers"]) == ["unknown_node"]
+    assert "w9 (node name node-9)" in result["blockers"][0]["message"]
+    assert "cluster_upgrade_node_name" in result["blockers"][0]["fix"]

@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What each role checks of its variables before it changes anything (pure logic).
+
+A role's meta/argument_specs.yml checks types and choices; this checks what types cannot
+say: counts of at least one, versions written in full, names Kubernetes and Helm accept,
+each class once, hosts that are in the inventory. Every problem of one run is reported at
+once, each naming the variable and what to write instead. The checks are the modules' own
+(inputs, smoke, gpu_operator_values) under the role's variable names.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, smoke
+
+ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "preflight", "smoke_test")
+
+# Connection options kubernetes.core.helm does not take, and the pairs it refuses: with
+# group/dra.gpu.k8s extended to kubernetes.core's k8s and helm groups, these would reach
+# Helm from module_defaults and fail there, after the nodes were labelled.
+NOT_FOR_HELM = ("client_cert", "client_key", "proxy", "no_proxy", "proxy_headers", "username", "password",
+                "persist_config", "impersonate_user", "impersonate_groups")
+HELM_EXCLUSIVE = (("context", "ca_cert"), ("context", "validate_certs"))
+
+
+def _stripped(values, prefix):
+    return dict((k[len(prefix):], v) for k, v in (values or {}).items() if k.startswith(prefix))
+
+
+def device_classes(values, inventory):
+    checks = []
+    listed = values.get("device_classes_list")
+    if values.get("device_classes_state", "present") == "present":
+        if not isinstance(listed, list):
+            return [lambda: _fail("device_classes_list is %r; it must be a list of classes, each with name and "
+                                  "selectors" % (listed,))]
+        names = [c.get("name") for c in listed if isinstance(c, dict)]
+        checks.append(lambda: inputs.unique("device_classes_list", names, "class"))
+        for index, item in enumerate(listed):
+            label = "device_classes_list[%d]" % index
+            if not isinstance(item, dict):
+                checks.append(lambda label=label, item=item: _fail("%s is %r; each class is a mapping with name "
+                                                                   "and selectors" % (label, item)))
+                continue
+            label = "%s (%s)" % (label, item.get("name")) if item.get("name") else label
+            checks.append(lambda label=label, item=item: inputs.dns_subdomain(label + ".name", item.get("name"),
+                                                                              "DeviceClass"))
+            checks.append(lambda label=label, item=item: inputs.strings(label + ".selectors", item.get("selectors")))
+            checks.append(lambda label=label, item=item: inputs.labels(label + ".labels", item.get("labels")))
+            checks.append(lambda label=label, item=item: _class_config(label, item.get("config")))
+    checks.append(lambda: inputs.label_key("device_classes_managed_label_key",
+                                           values.get("device_classes_managed_label_key")))
+    checks.append(lambda: inputs.label_value("device_classes_managed_label_value",
+                                             values.get("device_classes_managed_label_key"),
+                                             values.get("device_classes_managed_label_value")))
+    return checks
+
+
+def _class_config(label, config):
+    try:
+        dc.validate_input([], config)
+    except dc.DeviceClassError as exc:
+        raise inputs.InputError("%s.%s" % (label, exc))
+
+
+def gpu_operator(values, inventory):
+    params = _stripped(values, "gpu_operator_")
+    renamed = {"binary_path": "helm_binary"}
+
+    def name(option):
+        return "gpu_operator_" + renamed.get(option, option)
+
+    checks = gov.input_checks(params, name) if params.get("state", "present") == "present" else [
+        lambda: inputs.dns_label(name("namespace"), params.get("namespace")),
+        lambda: inputs.dns_label(name("dra_driver_namespace"), params.get("dra_driver_namespace")),
+        lambda: inputs.helm_release(name("release_name"), params.get("release_name")),
+        lambda: inputs.helm_release(name("dra_driver_release_name"), params.get("dra_driver_release_name")),
+    ]
+    checks += [lambda: inputs.seconds("gpu_operator_timeout", params.get("timeout")),
+               lambda: inputs.seconds("gpu_operator_slice_timeout", params.get("slice_timeout"))]
+    return checks
+
+
+def smoke_test(values, inventory):
+    params = _stripped(values, "smoke_test_")
+    checks = smoke.input_checks(params, "smoke_test_")
+    checks += [lambda: inputs.seconds("smoke_test_slice_timeout", params.get("slice_timeout")),
+               lambda: inputs.label_selector("smoke_test_wait_node_selector", params.get("wait_node_selector"))]
+    return checks
+
+
+def preflight(values, inventory):
+    hosts = values.get("preflight_gpu_hosts") or []
+    return [
+        lambda: inputs.version("preflight_min_version", values.get("preflight_min_version")),
+        lambda: inputs.versions_list("preflight_available_versions", values.get("preflight_available_versions")),
+        lambda: inputs.strings("preflight_gpu_hosts", hosts),
+        lambda: inputs.unique("preflight_gpu_hosts", hosts, "host"),
+        lambda: inputs.in_inventory("preflight_gpu_hosts", hosts, inventory),
+    ]
+
+
+def cluster_upgrade(values, inventory):
+    checks = [
+        lambda: inputs.version("cluster_upgrade_target", values.get("cluster_upgrade_target"), latest=True),
+        lambda: inputs.versions_list("cluster_upgrade_available_versions",
+                                     values.get("cluster_upgrade_available_versions")),
+        lambda: inputs.version("cluster_upgrade_dra_min_version", values.get("cluster_upgrade_dra_min_version")),
+        lambda: inputs.in_inventory("cluster_upgrade_api_host", [values.get("cluster_upgrade_api_host")], inventory),
+        lambda: _repo_url(values.get("cluster_upgrade_repo_url")),
+    ]
+    for option, minimum in (("cluster_upgrade_drain_timeout", 1), ("cluster_upgrade_drain_retry_delay", 1),
+                            ("cluster_upgrade_drain_grace_period", 0), ("cluster_upgrade_node_ready_timeout", 1),
+                            ("cluster_upgrade_api_ready_timeout", 1), ("cluster_upgrade_api_retry_timeout", 0),
+                            ("cluster_upgrade_api_retry_delay", 1), ("cluster_upgrade_api_restart_window", 0)):
+        if option in values:
+            checks.append(lambda option=option, minimum=minimum: inputs.integer(option, values[option], minimum))
+    node_names = values.get("cluster_upgrade_node_names") or {}
+    if node_names:
+        checks.append(lambda: _one_host_per_node(node_names))
+    return checks
+
+
+def _repo_url(url):
+    if url is not None and "{minor}" not in str(url):
+        raise inputs.InputError("cluster_upgrade_repo_url is %r, without {minor}: every hop would read the same "
+                                "repository; write it like https://pkgs.k8s.io/core:/stable:/v{minor}" % (url,))
+
+
+def _one_host_per_node(node_names):
+    by_node = {}
+    for host, node in sorted(node_names.items()):
+        by_node.setdefault(node, []).append(host)
+    shared = ["%s (%s)" % (node, ", ".join(hosts)) for node, hosts in sorted(by_node.items()) if len(hosts) > 1]
+    if shared:
+        raise inputs.InputError("cluster_upgrade_node_name gives several inventory hosts the same node: %s; set each "
+                                "host's cluster_upgrade_node_name to its own node" % "; ".join(shared))
+
+
+def helm_connection(connection_params):
+    """Connection options that would reach Helm (module_defaults for group/dra.gpu.k8s) but that
+    kubernetes.core.helm cannot take: refused before the role changes anything."""
+    given = [o for o in NOT_FOR_HELM if connection_params.get(o) not in (None, "", [], {})]
+    checks = []
+    if given:
+        checks.append(lambda: _fail(
+            "the connection option%s %s (a task option or module_defaults for group/dra.gpu.k8s) cannot reach Helm: "
+            "kubernetes.core.helm takes only kubeconfig, context, host, api_key, ca_cert and validate_certs, and the "
+            "role installs the charts with it; put %s into a kubeconfig and pass kubeconfig (and context) instead"
+            % ("s" if len(given) > 1 else "", ", ".join(given), "them" if len(given) > 1 else "it")))
+    for first, second in HELM_EXCLUSIVE:
+        if connection_params.get(first) and connection_params.get(second) is not None:
+            checks.append(lambda first=first, second=second: _fail(
+                "the connection options %s and %s are set together, which kubernetes.core.helm refuses; drop %s and "
+                "keep it in the kubeconfig of that context (certificate-authority, insecure-skip-tls-verify)"
+                % (first, second, second)))
+    return checks
+
+
+def _fail(message):
+    raise inputs.InputError(message)
+
+
+def problems(role, values, inventory=()):
+    """Every problem with ``values`` (the role's variables) as sentences; [] when all is well."""
+    if role not in ROLES:
+        return ["role must be one of %s, not %r" % (", ".join(ROLES), role)]
+    return inputs.collect(globals()[role](values or {}, list(inventory or [])))

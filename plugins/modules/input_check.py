@@ -1,0 +1,137 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: input_check
+short_description: Check a role's inputs and its connection before the role changes anything
+version_added: 0.2.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - The first step of every role of this collection. Checks the role's variables beyond their types (which the
+    role's C(meta/argument_specs.yml) checks) - counts and timeouts of at least one, versions written in full
+    (V(1.3x) is refused, not read as V(1.3)), names Kubernetes and Helm accept, each DeviceClass once, label
+    selectors, inventory hosts that exist.
+  - Reports every problem at once, each naming the variable and what to write instead, so a run either fails
+    here with nothing changed or goes on with inputs that the later steps accept.
+  - With O(connect=true) it also connects as every later step of the role does (the options reach all of them
+    through C(module_defaults) for C(group/dra.gpu.k8s), which includes kubernetes.core's C(k8s) and C(helm)
+    groups), so a wrong kubeconfig, context, host, certificate or proxy fails here with one message. For
+    O(role=gpu_operator) it refuses connection options that Helm cannot take, and for O(role=smoke_test) a
+    C(smoke_test_node_selector) that matches no node.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
+options:
+  role:
+    description: The role whose inputs these are.
+    type: str
+    required: true
+    choices: [cluster_upgrade, device_classes, gpu_operator, preflight, smoke_test]
+  inputs:
+    description: "The role's variables by name, for example C({smoke_test_count: 1, smoke_test_timeout: 300})."
+    type: dict
+    required: true
+  inventory_hosts:
+    description: The inventory's hosts (C(groups.all)), for variables that name hosts.
+    type: list
+    elements: str
+    default: []
+  connect:
+    description: Also check the connection to the Kubernetes API, and what the role reads before its first change.
+    type: bool
+    default: true
+"""
+
+EXAMPLES = r"""
+- name: Check every input before anything changes
+  dra.gpu.input_check:
+    role: smoke_test
+    inputs:
+      smoke_test_count: "{{ smoke_test_count }}"
+      smoke_test_timeout: "{{ smoke_test_timeout }}"
+    inventory_hosts: "{{ groups['all'] }}"
+"""
+
+RETURN = r"""
+checked:
+  description: The inputs that were checked.
+  returned: always
+  type: list
+  elements: str
+connection:
+  description:
+    - The connection settings in effect and where each came from (an option or module_defaults, or an environment
+      variable), secrets left out; C(kubeconfig_read) is the kubeconfig the connection reads, or null when host and
+      credentials are enough.
+  returned: when O(connect=true)
+  type: dict
+helm_environment:
+  description:
+    - Environment for the role's Helm steps, so that Helm uses the same connection as the other steps. With host and
+      credentials but no kubeconfig it points C(KUBECONFIG) at an empty file, so Helm does not merge an unrelated
+      kubeconfig from the environment with them.
+  returned: always
+  type: dict
+  sample: {KUBECONFIG: /dev/null}
+problems:
+  description: Every problem found, one sentence each.
+  returned: failure
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client, connection, role_inputs
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(role=dict(type="str", required=True, choices=list(role_inputs.ROLES)),
+                inputs=dict(type="dict", required=True),
+                inventory_hosts=dict(type="list", elements="str", default=[]),
+                connect=dict(type="bool", default=True))
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    params = module.params
+    role, values = params["role"], params["inputs"]
+    problems = role_inputs.problems(role, values, params["inventory_hosts"])
+    if role == "gpu_operator" and params["connect"]:
+        problems += role_inputs.inputs.collect(role_inputs.helm_connection(params))
+    if problems:
+        module.fail_json(msg="%s: %d input problem%s, nothing was changed: %s" % (
+            role, len(problems), "" if len(problems) == 1 else "s", "; ".join(problems)), problems=problems)
+    found = connection.settings(params)
+    result = {"changed": False, "checked": sorted(values),
+              "helm_environment": {"KUBECONFIG": os.devnull} if found.get("_kubeconfig") is None else {}}
+    if params["connect"]:
+        client.check_libraries(module)
+        kube = client.Kube(client.api_client(module))
+        result["connection"] = connection.describe(found)
+        selector = values.get("smoke_test_node_selector") if role == "smoke_test" else None
+        if selector:
+            text = ",".join("%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v)
+                            for k, v in sorted(selector.items()))
+            try:
+                matched = kube.node_names(text)
+                every = kube.node_names(None)
+            except client.ApiException as exc:
+                module.fail_json(msg="could not read the nodes: %s" % client.api_error_message(exc))
+            if not matched:
+                module.fail_json(msg="smoke_test: smoke_test_node_selector %s matches no node (nodes: %s), so the "
+                                     "probe could never be scheduled; nothing was changed. Correct "
+                                     "smoke_test_node_selector (`kubectl get nodes -l '%s'`)"
+                                     % (text, ", ".join(every) or "none", text))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""playbooks/demo.yml against the lab: it shows a claim held by a pod, then removes the pod,
+the claim and its namespace again, also when it fails, so `make demo` leaves no GPU held.
+
+site.yml itself is checked by molecule/default, whose verify compares every namespace, pod
+and claim with a list taken before site.yml ran.
+"""
+
+import os
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from conftest import run_playbook, task_results
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLAYBOOK = os.path.join(ROOT, "playbooks", "demo.yml")
+INVENTORY = os.path.join(ROOT, "playbooks", "inventory", "lab.yml")
+DEMO_NAMESPACE = "dra-gpu-demo"
+
+
+def cluster_objects(core, custom):
+    """Every namespace, pod and ResourceClaim, as Kind/namespace/name, leaving out what is
+    being deleted (earlier tests remove their namespaces without waiting)."""
+    found = set()
+    for ns in core.list_namespace().items:
+        if not ns.metadata.deletion_timestamp:
+            found.add("Namespace/" + ns.metadata.name)
+    for pod in core.list_pod_for_all_namespaces().items:
+        if not pod.metadata.deletion_timestamp:
+            found.add("Pod/%s/%s" % (pod.metadata.namespace, pod.metadata.name))
+    for claim in custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceclaims")["items"]:
+        if not claim["metadata"].get("deletionTimestamp"):
+            found.add("ResourceClaim/%s/%s" % (claim["metadata"]["namespace"], claim["metadata"]["name"]))
+    return found
+
+
+def demo(gpu_class, **extra):
+    args = ["-e", "demo_device_class=" + gpu_class]
+    for key, value in extra.items():
+        args += ["-e", "%s=%s" % (key, value)]
+    rc, report, stderr = run_playbook(PLAYBOOK, inventory=INVENTORY, extra_args=args)
+    return rc, dict(task_results(report)), stderr
+
+
+@pytest.fixture
+def no_demo_namespace(core):
+    """The demo's namespace is the demo's own: none before the test, and none left after it."""
+    assert DEMO_NAMESPACE not in {n.metadata.name for n in core.list_namespace().items}
+    yield
+    try:
+        core.delete_namespace(DEMO_NAMESPACE)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def test_demo_shows_the_held_gpu_and_leaves_nothing(plugin_everywhere, gpu_class, core, custom, no_demo_namespace):
+    before = cluster_objects(core, custom)
+    rc, results, stderr = demo(gpu_class)
+    assert rc == 0, stderr
+    shown = results["Show which GPU the scheduler gave to whom"]["msg"]
+    assert "was allocated by the kube-scheduler" in shown[0] and "NVIDIA" in shown[0]
+    assert "held by pod %s/gpu-consumer, Running" % DEMO_NAMESPACE in shown[1]
+    assert "GPUs free" in results["Show that the demo holds no GPU any more"]["msg"]
+    assert cluster_objects(core, custom) == before
+
+
+def test_demo_keep_leaves_them_until_the_next_run(plugin_everywhere, gpu_class, core, custom, no_demo_namespace):
+    before = cluster_objects(core, custom)
+    rc, _results, stderr = demo(gpu_class, demo_keep="true")
+    assert rc == 0, stderr
+    kept = cluster_objects(core, custom) - before
+    assert kept == {"Namespace/" + DEMO_NAMESPACE, "Pod/%s/gpu-consumer" % DEMO_NAMESPACE,
+                    "ResourceClaim/%s/one-gpu" % DEMO_NAMESPACE}
+    rc, _results, stderr = demo(gpu_class)
+    assert rc == 0, stderr
+    assert cluster_objects(core, custom) == before
+
+
+def test_a_failed_demo_says_why_and_leaves_nothing(plugin_everywhere, gpu_class, core, custom, no_demo_namespace):
+    before = cluster_objects(core, custom)
+    # No GPU of the lab has 100Gi: the pod never starts, and the demo must still clean up.
+    rc, results, _stderr = demo(gpu_class, demo_min_memory="100Gi", demo_timeout="15")
+    assert rc != 0
+    failure = results["Fail with what went wrong and what the pod's conditions say"]["msg"]
+    assert "Run a pod that consumes the claim" in failure and "cannot allocate" in failure, failure
+    assert cluster_objects(core, custom) == before
+
+
+def test_a_namespace_of_the_users_stays(plugin_everywhere, gpu_class, core, custom, namespace):
+    """demo_namespace may name an existing namespace: the demo removes its pod and claim only."""
+    before = cluster_objects(core, custom)
+    rc, _results, stderr = demo(gpu_class, demo_namespace=namespace)
+    assert rc == 0, stderr
+    assert cluster_objects(core, custom) == before

@@ -1,0 +1,91 @@
+"""Waits that cannot succeed fail at once: nodes that are not there, selectors that are not
+conditions, node selectors that match nothing."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.dra.gpu.plugins.module_utils import cel, node_wait, slice_wait, slices, watch
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
+from ansible_collections.dra.gpu.plugins.module_utils.smoke_run import SmokeRun
+
+NODES = [{"metadata": {"name": n, "labels": {"nvidia.com/gpu.present": "true"}, "resourceVersion": "1"},
+          "status": {"nodeInfo": {"kubeletVersion": "v1.35.4"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+         for n in ("node-a", "node-b")]
+SLICE = {"metadata": {"name": "s"}, "spec": {"driver": "gpu.nvidia.com", "nodeName": "node-a",
+                                             "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1},
+                                             "devices": [{"name": "gpu-0", "attributes": {
+                                                 "productName": {"string": "NVIDIA A10"}}}]}}
+
+
+class FakeCore:
+    def list_node(self, **kwargs):
+        return {"items": NODES}
+
+
+class FakeKube:
+    def __init__(self):
+        self.core = FakeCore()
+        self.api = None
+
+    def list_all(self, fn, **kwargs):
+        selector = kwargs.get("field_selector")
+        items = NODES
+        if selector:
+            items = [n for n in NODES if "metadata.name=%s" % n["metadata"]["name"] == selector]
+        return items, "1"
+
+    def node_names(self, label_selector):
+        if label_selector and label_selector != "nvidia.com/gpu.present=true":
+            return []
+        return [n["metadata"]["name"] for n in NODES]
+
+    def slices(self, driver=None):
+        return [SLICE], "1"
+
+
+def test_node_wait_fails_at_once_for_a_node_that_is_not_there(monkeypatch):
+    monkeypatch.setattr(watch, "kube_watcher", lambda *a, **k: lambda version, seconds: iter(()))
+    with pytest.raises(node_wait.NotANode) as err:
+        node_wait.wait(FakeKube(), ["node-x"], "1.35.4", 300)
+    assert "node-x is not a node of the cluster (its nodes: node-a, node-b)" in str(err.value)
+    with pytest.raises(node_wait.NotANode, match="node-x is not"):
+        node_wait.wait(FakeKube(), ["node-a", "node-x"], None, 300)
+    assert [n["name"] for n in node_wait.wait(FakeKube(), ["node-a"], "1.35", 300)] == ["node-a"]
+
+
+def test_slice_wait_refuses_unknown_nodes_and_non_bool_selectors():
+    with pytest.raises(slice_wait.InputError, match="nodes names node-x, which is not a node"):
+        slice_wait.check_inputs(FakeKube(), slices.Filters(driver="gpu.nvidia.com", nodes=["node-a", "node-x"]))
+    with pytest.raises(slice_wait.InputError) as err:
+        slice_wait.check_inputs(FakeKube(), slices.Filters(driver="gpu.nvidia.com"),
+                                cel.Selectors(["device.attributes['gpu.nvidia.com'].productName"]))
+    assert "gives a string (NVIDIA A10) on device gpu-0, not true or false" in str(err.value)
+    with pytest.raises(slice_wait.InputError, match="gives an int"):
+        slice_wait.check_inputs(FakeKube(), slices.Filters(driver="gpu.nvidia.com"), cel.Selectors(["1 + 1"]))
+    slice_wait.check_inputs(FakeKube(), slices.Filters(driver="gpu.nvidia.com", nodes=["node-a"]),
+                            cel.Selectors(["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A10'"]))
+
+
+def smoke_params(**extra):
+    params = {"namespace": "ns", "node_selector": None, "selectors": [], "first_available": None,
+              "driver": "gpu.nvidia.com"}
+    params.update(extra)
+    return params
+
+
+def test_smoke_test_refuses_a_node_selector_that_matches_no_node():
+    run = SmokeRun(FakeKube(), smoke_params(node_selector={"pool": "training"}))
+    with pytest.raises(SmokeFailure) as err:
+        run.check_cluster()
+    assert err.value.kind == "bad_input" and "node_selector pool=training matches no node" in str(err.value)
+    assert run.created == [] and run.cleanup() == []
+    SmokeRun(FakeKube(), smoke_params(node_selector={"nvidia.com/gpu.present": "true"})).check_cluster()
+
+
+def test_smoke_test_refuses_selectors_that_are_not_conditions():
+    run = SmokeRun(FakeKube(), smoke_params(first_available=[{"name": "a", "selectors": ["device.driver"]}]))
+    with pytest.raises(SmokeFailure, match=r"first_available\[0\].selectors\[0\] 'device.driver' gives a string"):
+        run.check_cluster()
