@@ -15,7 +15,6 @@ import sys
 import time
 
 import pytest
-import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 

@@ -28,9 +28,9 @@ def apiserver_flags(gate_port):
     from memory; without it the informers' lists go to storage, through the gate.
     """
     server = "http://127.0.0.1:%d" % gate_port
-    return ["--etcd-servers-overrides=" + ",".join(
-                "rbac.authorization.k8s.io/%s#%s" % (resource, server) for resource in RBAC_RESOURCES),
-            "--watch-cache-sizes=" + ",".join("%s.rbac.authorization.k8s.io#0" % r for r in RBAC_RESOURCES)]
+    overrides = ",".join("rbac.authorization.k8s.io/%s#%s" % (resource, server) for resource in RBAC_RESOURCES)
+    no_cache = ",".join("%s.rbac.authorization.k8s.io#0" % resource for resource in RBAC_RESOURCES)
+    return ["--etcd-servers-overrides=" + overrides, "--watch-cache-sizes=" + no_cache]
 
 
 def _pump(source, sink, hold_until=None):
