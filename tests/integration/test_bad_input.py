@@ -485,9 +485,11 @@ def _difference(before, after):
 
 def test_case_count():
     counts = collections.Counter(c.klass for c in CASES)
-    print("bad-input cases: %d (%s); slowest: %s" % (
+    slowest = dict((k, max(((TIMINGS[c.id], c.id) for c in CASES if c.klass == k and c.id in TIMINGS),
+                           default=None)) for k in CLASSES)
+    print("bad-input cases: %d (%s); slowest per class: %s" % (
         len(CASES), ", ".join("%s %d" % (k, counts[k]) for k in CLASSES),
-        "%s %.1fs" % max(TIMINGS.items(), key=lambda kv: kv[1]) if TIMINGS else "not run"))
+        ", ".join("%s %s %.1fs" % (k, v[1], v[0]) for k, v in slowest.items() if v) or "not run"))
     assert len(CASES) >= 60 and all(counts[k] for k in CLASSES)
     assert len(set(c.id for c in CASES)) == len(CASES)
 
