@@ -112,12 +112,17 @@ class FakeServer:
     """ResourceSlices as the API server treats them: names with dots are refused (422, with
     its message), and so is every slice of the nodes in ``refuse``; dry runs store nothing."""
 
-    def __init__(self, refuse=()):
+    def __init__(self, refuse=(), serves_dra=True):
         self.refuse = set(refuse)
+        self.serves_dra = serves_dra
         self.stored = []
         self.dry_runs = []
 
-    def list_cluster_custom_object(self, group, version, plural, field_selector=""):
+    def list_cluster_custom_object(self, group, version, plural, field_selector="", limit=None):
+        if not self.serves_dra:
+            raise ApiException(status=404, reason="Not Found")
+        if not field_selector:
+            return {"items": self.stored[:limit]}
         node = dict(part.split("=", 1) for part in field_selector.split(","))["spec.nodeName"]
         return {"items": [s for s in self.stored if s["spec"]["nodeName"] == node]}
 
@@ -138,11 +143,11 @@ class FakeServer:
         self.stored = [s for s in self.stored if s["metadata"]["name"] != name]
 
 
-def _simulator(tmp_path, mode, refuse=()):
+def _simulator(tmp_path, mode, refuse=(), serves_dra=True):
     nodes = topology.load(os.path.join(TOPOLOGIES, "mixed-mig.yml"))
     sim = agent.Simulator(client.ApiClient(), nodes, mode, "v1.35.4", ready_file=str(tmp_path / "simulator.ready"),
                           report_file=str(tmp_path / report.FILE_NAME))
-    sim.core, sim.custom = FakeCore(), FakeServer(refuse)
+    sim.core, sim.custom = FakeCore(), FakeServer(refuse, serves_dra)
     return sim
 
 
@@ -151,6 +156,14 @@ def test_always_mode_publishes_every_gpu_node_when_nothing_is_rejected(tmp_path)
     sim.register_nodes()
     assert sim.check_slices() == []
     assert sorted(s["spec"]["nodeName"] for s in sim.custom.stored) == ["gpu-a100-mig", "gpu-h100"]
+    assert not os.path.exists(sim.report_file)
+
+
+def test_a_cluster_without_the_dra_api_has_nothing_to_check(tmp_path):
+    # LAB_WITHOUT_DRA: the lab must still come up, for the tests of the refusals.
+    sim = _simulator(tmp_path, "plugin", serves_dra=False)
+    sim.register_nodes()
+    assert sim.check_slices() == [] and sim.custom.dry_runs == []
     assert not os.path.exists(sim.report_file)
 
 

@@ -248,10 +248,23 @@ class Simulator:
         with self.report_lock:
             self._write_report(failed="%s: %s" % (type(exc).__name__, exc))
 
+    def serves_slices(self):
+        try:
+            self.custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", limit=1)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
     def check_slices(self):
         """Before reporting ready, every GPU node's slices go to the API server: published in
         ``always`` mode, validated by a dry run in ``plugin`` mode, so a slice it rejects fails
         `lab up` in both modes. Returns the nodes whose slices were rejected."""
+        if not self.serves_slices():
+            # A lab without DRA (LAB_WITHOUT_DRA): no slice can be published or checked.
+            LOG.info("the API server does not serve resource.k8s.io/v1 resourceslices; nothing to check")
+            return []
         action = self.publish if self.driver_mode == "always" else self.validate
 
         def attempt(name):
