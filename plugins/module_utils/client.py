@@ -78,11 +78,10 @@ class _ModuleShim:
 # for them a refused connection, a 5xx or a 401/403 at the start is what a restarting API
 # server answers, so the first probe lets it pass and their own wait rides it out. Every
 # other module, and every setting that cannot get better by waiting, fails at once.
-RIDES_OUT_RESTARTS = frozenset(("api_ready", "node_wait"))
 PROBE_TIMEOUT = (5, 15)  # seconds: connect, read
 
 
-def api_client(module, rides_out_restarts=None):
+def api_client(module, rides_out_restarts=False):
     """A kubernetes ApiClient configured from the module's connection options, checked once.
 
     Every module connects through here, so a wrong setting (a kubeconfig path that does not
@@ -91,8 +90,6 @@ def api_client(module, rides_out_restarts=None):
     names the setting, where it came from, and the fix; no traceback.
     """
     from ansible_collections.dra.gpu.plugins.module_utils import connection
-    if rides_out_restarts is None:
-        rides_out_restarts = str(getattr(module, "_name", "") or "").rsplit(".", 1)[-1] in RIDES_OUT_RESTARTS
     settings = connection.settings(module.params)
     try:
         connection.check_files(settings)

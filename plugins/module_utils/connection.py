@@ -17,6 +17,8 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.dra.gpu.plugins.module_utils import api_errors
+
 DEFAULT_KUBECONFIG = "~/.kube/config"
 IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 PREFIX = "Cannot connect to the Kubernetes API: "
@@ -322,7 +324,7 @@ def may_be_restarting(exc):
         return False
     status = _status(chain)
     if status is not None:
-        return status in (401, 403, 408, 429) or status >= 500
+        return api_errors.classify_status(status) != api_errors.PERMANENT
     return True  # refused, reset, timed out
 
 

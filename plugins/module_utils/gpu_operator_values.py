@@ -24,7 +24,7 @@ __metaclass__ = type
 import copy
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import inputs
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, versions
 
 DRA_NODE_LABEL = "nvidia.com/dra-kubelet-plugin"
 DEVICE_PLUGIN_NODE_LABEL = "nvidia.com/gpu.deploy.device-plugin"
@@ -384,11 +384,10 @@ def _oci(option, value, source):
 
 def parse_minimum(text):
     """A minimum version a person wrote: the whole text is the version ('1.3x' is refused)."""
-    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$", str(text or "").strip())
-    if not match:
-        raise PlanError("%r is not a Kubernetes version (write it like 1.35)" % (text,))
-    major, minor, patch = match.groups()
-    return int(major), int(minor), int(patch) if patch is not None else None
+    try:
+        return versions.parse_input(text)
+    except versions.VersionError as exc:
+        raise PlanError(str(exc))
 
 
 def parse_kubernetes(text):

@@ -14,9 +14,10 @@ __metaclass__ = type
 
 import re
 
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+_VERSION = r"^v?(\d+)\.(\d+)(?:\.(\d+))?"
+_VERSION_RE = re.compile(_VERSION)
 # What a person writes: the whole text is the version ("1.3x" is refused, not read as 1.3).
-_INPUT_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+_INPUT_RE = re.compile(_VERSION + "$")
 KUBELET_MAX_SKEW = 3
 
 
@@ -29,6 +30,10 @@ def parse(text):
     match = _VERSION_RE.match(str(text or "").strip())
     if not match:
         raise VersionError("%r is not a Kubernetes version (examples: 1.35, 1.35.4, v1.35.4)" % (text,))
+    return _numbers(match)
+
+
+def _numbers(match):
     major, minor, patch = match.groups()
     return int(major), int(minor), int(patch) if patch is not None else None
 
@@ -41,8 +46,7 @@ def parse_input(text):
     match = _INPUT_RE.match(str(text if text is not None else "").strip())
     if not match:
         raise VersionError("%r is not a Kubernetes version (write it like 1.35 or 1.35.4)" % (text,))
-    major, minor, patch = match.groups()
-    return int(major), int(minor), int(patch) if patch is not None else None
+    return _numbers(match)
 
 
 def text(version):

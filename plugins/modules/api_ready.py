@@ -84,7 +84,8 @@ def main():
         if params[name] < 0 or (name == "timeout" and params[name] == 0):
             module.fail_json(msg="%s must be a positive number of seconds (got %s)" % (name, params[name]))
     started = time.monotonic()
-    readyz, authorized_read = api_ready.kube_probes(client.Kube(client.api_client(module)), params["node"])
+    kube = client.Kube(client.api_client(module, rides_out_restarts=True))
+    readyz, authorized_read = api_ready.kube_probes(kube, params["node"])
     try:
         result = api_ready.wait_ready(readyz, authorized_read, params["timeout"], params["auth_grace"])
     except (api_ready.NotReady, api_ready.Refused) as exc:

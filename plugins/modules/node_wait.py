@@ -82,7 +82,7 @@ def main():
     ])
     started = time.monotonic()
     try:
-        kube = client.Kube(client.api_client(module))
+        kube = client.Kube(client.api_client(module, rides_out_restarts=True))
         found = node_wait.wait(kube, params["names"], params["kubelet_version"], params["timeout"])
     except node_wait.NotANode as exc:
         module.fail_json(msg="names: %s" % exc, elapsed=round(time.monotonic() - started, 3))

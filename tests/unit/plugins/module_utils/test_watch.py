@@ -7,17 +7,6 @@ import pytest
 from ansible_collections.dra.gpu.plugins.module_utils import watch
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 def obj(name, rv):
     return {"metadata": {"name": name, "resourceVersion": str(rv)}}
 
@@ -36,8 +25,7 @@ def test_relists_after_an_expired_watch_and_sees_what_it_missed():
     assert result == 1 and stats["relists"] == 2
 
 
-def test_reconnects_when_the_connection_drops():
-    clock = FakeClock()
+def test_reconnects_when_the_connection_drops(clock):
 
     def watcher(rv, seconds):
         if not hasattr(watcher, "failed"):
@@ -50,8 +38,7 @@ def test_reconnects_when_the_connection_drops():
     assert result == 1 and stats["reconnects"] == 1
 
 
-def test_rides_out_forbidden_answers_of_a_restarted_api_server_but_not_for_ever():
-    clock = FakeClock()
+def test_rides_out_forbidden_answers_of_a_restarted_api_server_but_not_for_ever(clock):
     answers = [watch.ApiException(status=403), watch.ApiException(status=403), ([obj("a", 3)], "3")]
 
     def lister():
@@ -87,8 +74,7 @@ def test_deleted_events_remove_objects_and_bookmarks_are_ignored():
     assert seen == [[], ["a"], [], ["b"], ["b", "c"]]
 
 
-def test_times_out_with_what_it_last_saw():
-    clock = FakeClock()
+def test_times_out_with_what_it_last_saw(clock):
 
     def watcher(rv, seconds):
         clock.now += seconds
