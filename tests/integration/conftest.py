@@ -12,7 +12,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 import old_lab
-from waiting import wait_for_object
+from waiting import wait_for_object, wait_until_gone
 
 # The collection's module_utils, importable as Ansible sees them (build/collections).
 for _path in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(":"):
@@ -76,9 +76,12 @@ def namespace(core):
     core.delete_namespace(name)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def plugin_everywhere(api, custom):
-    """The simulated driver's kubelet plugin on every node, as the DRA chart deploys it."""
+    """The simulated driver's kubelet plugin on every node, as the DRA chart deploys it.
+
+    Per test module, and gone with its slices when the module ends: tests that need a
+    cluster without published GPUs then pass wherever they sit in the run."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     ns = DRIVER_NAMESPACE
     try:
@@ -96,6 +99,9 @@ def plugin_everywhere(api, custom):
                         "a ResourceSlice for " + node, timeout=60)
     yield
     core.delete_namespace(ns)
+    wait_until_gone(core.list_namespace, lambda n: n["metadata"]["name"] == ns, "namespace " + ns, timeout=120)
+    wait_until_gone(slices_lister(custom), lambda s: s["spec"]["driver"] == DRIVER, "the driver's slices",
+                    timeout=60)
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,6 @@ succeed). test_case_count keeps the count honest.
 """
 
 import collections
-import functools
 import json
 import os
 import shutil
@@ -29,7 +28,6 @@ import time
 import pytest
 
 from conftest import run_playbook
-from waiting import wait_until_gone
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 UPGRADE = os.path.join(ROOT, "playbooks", "upgrade.yml")
@@ -519,11 +517,6 @@ def test_module_defaults_reach_every_step_of_a_role_helm_included(inputs, core, 
                 core.delete_namespace(namespace)
             except Exception:  # noqa: BLE001 - already gone
                 pass
-        # The plugin pods go with their namespace, and the driver's slices with them; the
-        # tests after this one start from a cluster without published GPUs.
-        wait_until_gone(functools.partial(custom.list_cluster_custom_object, "resource.k8s.io", "v1",
-                                          "resourceslices"),
-                        lambda s: s["spec"]["driver"] == "gpu.nvidia.com", "the driver's slices", timeout=120)
     assert rc == 0, json.dumps(report)[-3000:]
     state = cluster_state(core, custom)
     assert not [r for r in state["helm"] if r[0] in ("gpu-operator", "nvidia-dra-driver-gpu")]
