@@ -112,6 +112,7 @@ class Kube:
         self.custom = k8s_client.CustomObjectsApi(api)
         self.core = k8s_client.CoreV1Api(api)
         self.apps = k8s_client.AppsV1Api(api)
+        self.batch = k8s_client.BatchV1Api(api)
 
     def list_all(self, list_fn, page_size=500, **kwargs):
         """Every item of a list call, page by page; returns (items, resourceVersion)."""
@@ -144,6 +145,17 @@ class Kube:
     def node_names(self, label_selector):
         items, _version = self.list_all(self.core.list_node, label_selector=label_selector)
         return sorted(n["metadata"]["name"] for n in items)
+
+    def workloads(self):
+        """Every object that makes pods, by kind, in every namespace (dicts as the API returns them)."""
+        lists = {"Deployment": self.apps.list_deployment_for_all_namespaces,
+                 "StatefulSet": self.apps.list_stateful_set_for_all_namespaces,
+                 "DaemonSet": self.apps.list_daemon_set_for_all_namespaces,
+                 "ReplicaSet": self.apps.list_replica_set_for_all_namespaces,
+                 "CronJob": self.batch.list_cron_job_for_all_namespaces,
+                 "Job": self.batch.list_job_for_all_namespaces,
+                 "Pod": self.core.list_pod_for_all_namespaces}
+        return dict((kind, self.list_all(list_fn)[0]) for kind, list_fn in lists.items())
 
     def kube_system_config(self, name, key):
         """A YAML document stored in a kube-system ConfigMap (kube-proxy's, kubeadm's), or {}."""

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, inventory
+from ansible_collections.dra.gpu.plugins.module_utils import cel, inventory, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 
@@ -44,6 +44,12 @@ def validate_input(selectors, config):
         if not isinstance(opaque, dict) or not opaque.get("driver") or "parameters" not in opaque:
             raise DeviceClassError("config[%d] must look like {opaque: {driver: gpu.nvidia.com, parameters: {...}}}"
                                    % index)
+    # The API server takes any opaque parameters; NVIDIA's plugin decodes its own strictly
+    # only when a pod starts, so its configs are checked here, before anything is applied.
+    problems = sharing_config.config_problems(config, "config")
+    if problems:
+        raise DeviceClassError("%s - NVIDIA's DRA driver would refuse this when a pod starts"
+                               % "; ".join(problems))
 
 
 def comparable(obj):
@@ -87,6 +93,67 @@ class DeviceClasses:
         except ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+EXTENDED_RESOURCE_HELP = (
+    "this API server (%s) does not keep spec.extendedResourceName: the DRAExtendedResource feature is alpha "
+    "and off by default in Kubernetes 1.35 and beta from 1.36. Remove extended_resource_name, or enable the "
+    "DRAExtendedResource feature gate on the API server and scheduler")
+
+
+def check(kube, name, selectors, config=None, extended_resource_name=None, labels=None, require_match=False,
+          slices=None):
+    """Everything the API server and the live devices say about one class, changing nothing.
+
+    A server-side dry run of the create or replace, the selectors evaluated against the
+    published devices (a non-bool result, no match when one is required), and whether the
+    server keeps extendedResourceName. Returns ``{live, body, dry, preview, changed}``; raises
+    DeviceClassError with the reason. ``slices`` lets a caller checking many classes list the
+    ResourceSlices once.
+    """
+    validate_input(selectors, config)
+    classes = DeviceClasses(kube)
+    live = classes.get(name)
+    if slices is None:
+        slices, _version = kube.slices()
+    problem = cel.non_bool_problem([("selectors[%d]" % i, e) for i, e in enumerate(selectors or [])], None, slices)
+    if problem:
+        raise DeviceClassError(problem)
+    body = desired_object(name, selectors, config, extended_resource_name, merge_labels(live, labels))
+    dry = classes.write(body, live, dry_run=True)
+    if extended_resource_name and not (dry.get("spec") or {}).get("extendedResourceName"):
+        raise DeviceClassError(EXTENDED_RESOURCE_HELP % kube.server_version())
+    result = preview(selectors, slices)
+    if require_match:
+        if not result["evaluated"]:
+            raise DeviceClassError("require_match cannot be checked: %s" % result["reason"], preview=result)
+        if not result["matched_devices"]:
+            lines = explain_no_match(selectors, slices)
+            raise DeviceClassError("DeviceClass %s would match no device: %s" % (name, "; ".join(lines)),
+                                   explanation=lines, preview=result)
+    return {"live": live, "body": body, "dry": dry, "preview": result,
+            "changed": comparable(live) != comparable(dry)}
+
+
+def list_problems(kube, entries, require_match=False, labels=None):
+    """``check`` for every entry of a role's class list, the slices listed once: one
+    ``"name: reason"`` per class that cannot be applied, so a role applies all or none.
+    ``labels`` are added to every class (the role's managed label); an entry's own
+    ``require_match`` wins over the role's."""
+    slices, _version = kube.slices()
+    problems = []
+    for entry in entries:
+        wanted = dict(entry.get("labels") or {}, **(labels or {}))
+        own = entry.get("require_match")
+        try:
+            check(kube, entry["name"], entry.get("selectors") or [], entry.get("config") or None,
+                  entry.get("extended_resource_name") or None, wanted,
+                  require_match if own is None else own, slices=slices)
+        except DeviceClassError as exc:
+            problems.append("%s: %s" % (entry["name"], exc))
+        except ApiException as exc:
+            problems.append("%s: %s" % (entry["name"], api_error_message(exc)))
+    return problems
 
 
 def merge_labels(live, wanted):

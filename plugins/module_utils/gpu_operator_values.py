@@ -34,6 +34,9 @@ OWNER = "dra.gpu.gpu_operator"
 EVICTION_ENV = "NODE_LABEL_FOR_GPU_POD_EVICTION"
 
 OPERATOR_CHART = "gpu-operator"
+# The DRA driver's feature gates GPU sharing needs (off by default in NVIDIA's driver): set as
+# featureGates (DRA chart) or draDriver.featureGates (v26.7 GPUCluster), rendered FEATURE_GATES.
+SHARING_GATES = {"TimeSlicingSettings": True, "MPSSupport": True}
 DEFAULT_REPO_URL = "https://helm.ngc.nvidia.com/nvidia"
 
 # GPU Operator chart tags (dra-facts.md), per minor: known patches and possible layouts.
@@ -147,7 +150,7 @@ def _truthy(value):
 
 
 def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, toolkit_enabled,
-                    image_registry=None):
+                    image_registry=None, sharing=False):
     """The GPU Operator chart's values for a layout (before the user's extra values)."""
     values = {"driver": {"enabled": driver_enabled}, "toolkit": {"enabled": toolkit_enabled}}
     has_gpucluster = version[:2] >= (26, 7)
@@ -161,6 +164,8 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["gpuCluster"] = {"deployCR": True}
         if driver_enabled:
             values["driver"]["nvidiaDriverCRD"] = {"enabled": True}
+        if sharing:
+            values["draDriver"] = {"featureGates": dict(SHARING_GATES)}
     else:
         values["devicePlugin"] = {"enabled": True}
     if has_gpucluster and layout != "gpucluster":
@@ -172,7 +177,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
     return values
 
 
-def dra_driver_values(driver_enabled, image_registry=None):
+def dra_driver_values(driver_enabled, image_registry=None, sharing=False):
     """NVIDIA's DRA driver chart values for the standalone layout."""
     values = {
         # Where the driver's files are: the operator's driver container, or the host.
@@ -183,6 +188,8 @@ def dra_driver_values(driver_enabled, image_registry=None):
     }
     if image_registry:
         values["image"] = {"repository": "%s/%s" % (image_registry.rstrip("/"), DRA_DRIVER_IMAGE_PATH)}
+    if sharing:
+        values["featureGates"] = dict(SHARING_GATES)
     return values
 
 
@@ -265,7 +272,7 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
          gpu_nodes=(), dra_nodes=(), operator_extra_values=None, dra_driver_extra_values=None,
          dra_driver_version=None, image_registry=None, namespace="gpu-operator",
          dra_driver_namespace="nvidia-dra-driver-gpu", release_name="gpu-operator",
-         dra_driver_release_name="nvidia-dra-driver-gpu"):
+         dra_driver_release_name="nvidia-dra-driver-gpu", sharing=False):
     """Releases, values and the DRA node set for one request; raises PlanError on a refusal."""
     parsed, info = operator_info(version)
     layout = resolve_layout(version, dra_enabled, mode)
@@ -278,15 +285,19 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         raise PlanError("the operator-managed GPUCluster (gpu_operator_dra_mode gpucluster) replaces the device "
                         "plugin on every GPU node, so it cannot migrate node by node; select all GPU nodes (%s) or "
                         "use gpu_operator_dra_mode standalone" % ", ".join(sorted(gpu_nodes)))
+    if sharing and layout == "device_plugin":
+        raise PlanError("gpu_operator_dra_sharing turns on the DRA driver's sharing gates, but DRA is off "
+                        "(gpu_operator_dra_enabled false or an operator version without DRA); turn DRA on or "
+                        "set gpu_operator_dra_sharing false")
     operator = deep_merge(operator_values(parsed, layout, covers_all, driver_enabled, toolkit_enabled,
-                                          image_registry), operator_extra_values)
+                                          image_registry, sharing), operator_extra_values)
     releases = [{"name": release_name, "namespace": namespace, "chart": OPERATOR_CHART,
                  "chart_version": version_text(parsed), "values": operator}]
     dra_values = None
     if layout == "standalone":
         dra_version = dra_driver_version or info["dra_driver"]
         chart = dra_driver_chart(dra_version)
-        dra_values = deep_merge(dra_driver_values(driver_enabled, image_registry), dra_driver_extra_values)
+        dra_values = deep_merge(dra_driver_values(driver_enabled, image_registry, sharing), dra_driver_extra_values)
         releases.append({"name": dra_driver_release_name, "namespace": dra_driver_namespace, "chart": chart,
                          "chart_version": version_text(parse_version(dra_version)), "values": dra_values})
     elif dra_driver_extra_values:

@@ -16,9 +16,10 @@ __metaclass__ = type
 
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, smoke
 
-ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "preflight", "smoke_test")
+ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "gpu_sharing", "preflight", "smoke_test")
 
 # Connection options kubernetes.core.helm does not take, and the pairs it refuses: with
 # group/dra.gpu.k8s extended to kubernetes.core's k8s and helm groups, these would reach
@@ -84,6 +85,36 @@ def gpu_operator(values, inventory):
     checks += [lambda: inputs.seconds("gpu_operator_timeout", params.get("timeout")),
                lambda: inputs.seconds("gpu_operator_slice_timeout", params.get("slice_timeout"))]
     return checks
+
+
+def gpu_sharing(values, inventory):
+    """The sharing classes (every entry, all problems at once) and the MIG layout's nodes."""
+    present = values.get("gpu_sharing_state", "present") == "present"
+    classes = values.get("gpu_sharing_classes") or []
+    mig_nodes = values.get("gpu_sharing_mig_nodes") or []
+    checks = [lambda: inputs.seconds("gpu_sharing_mig_timeout", values.get("gpu_sharing_mig_timeout")),
+              lambda: inputs.strings("gpu_sharing_mig_nodes", mig_nodes),
+              lambda: inputs.unique("gpu_sharing_mig_nodes", mig_nodes, "node")]
+    if present:
+        checks.append(lambda: _sharing_classes(classes))
+        checks.append(lambda: _mig_layout_needed(classes, mig_nodes, values.get("gpu_sharing_mig_layout")))
+    return checks
+
+
+def _sharing_classes(classes):
+    try:
+        sharing_config.device_classes(classes)
+    except sharing_config.SharingConfigError as exc:
+        raise inputs.InputError(str(exc))
+
+
+def _mig_layout_needed(classes, mig_nodes, layout):
+    profiles = sorted(set(c.get("profile") for c in classes if isinstance(c, dict) and c.get("strategy") == "mig"))
+    if mig_nodes and not layout and len(profiles) != 1:
+        raise inputs.InputError("gpu_sharing_mig_nodes is set but gpu_sharing_mig_layout is empty and the mig classes "
+                                "name %s profiles (%s), so no all-<profile> layout follows from them; set "
+                                "gpu_sharing_mig_layout (for example all-balanced)"
+                                % (len(profiles), ", ".join(profiles) or "no"))
 
 
 def smoke_test(values, inventory):

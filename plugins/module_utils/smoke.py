@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import inputs
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils.inventory import plain_attribute
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, parse_quantity
 
@@ -247,3 +247,49 @@ def check_expectations(devices, expect):
                 problems.append("%s has %s=%s, expected %s" % (device["name"], key, attrs.get(key), value))
     if problems:
         raise SmokeFailure("expectation", "allocated devices do not meet expectations: " + "; ".join(problems))
+
+
+# ----- shared claims ---------------------------------------------------------------------
+# What NVIDIA's plugin puts into every container of an MPS claim (its CDI edits): the pipe
+# directory of the claim's MPS control daemon. The limits are set in that daemon, not here.
+MPS_PIPE_VARIABLE = "CUDA_MPS_PIPE_DIRECTORY"
+_STRATEGY_KEYS = {"TimeSlicing": "time_slicing", "MPS": "mps"}
+NOT_SHARED = "exclusive: one claim, its devices used as a whole (nothing else shares them)"
+
+
+def effective_sharing(claim, driver):
+    """The sharing config NVIDIA's plugin applies to the claim, read from the allocation as
+    the driver reads it: class configs first, the claim's own after them, the last wins."""
+    entries = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("config") or []
+    ordered = [e for e in entries if e.get("source") == "FromClass"] + \
+              [e for e in entries if e.get("source") == "FromClaim"]
+    found = None
+    for entry in ordered:
+        opaque = entry.get("opaque") or {}
+        if opaque.get("driver") == driver and (opaque.get("parameters") or {}).get("sharing"):
+            found = {"source": entry.get("source"), "parameters": opaque["parameters"]}
+    if found is None:
+        return {"strategy": None, "source": None, "parameters": None, "enforces": NOT_SHARED}
+    strategy = found["parameters"]["sharing"].get("strategy")
+    key = "mig" if found["parameters"].get("kind") == sharing_config.MIG_CONFIG else _STRATEGY_KEYS.get(strategy)
+    enforces = sharing_config.STRATEGIES[key]["enforces"] if key else "unknown strategy %r" % strategy
+    if key == "mig" and strategy == "MPS":
+        enforces += "; MPS inside the partition caps each client as configured"
+    return dict(found, strategy=strategy, enforces=enforces)
+
+
+def check_same_devices(seen_by_pod):
+    """Every pod of a shared claim saw the same devices. ``seen_by_pod``: {pod: [ids]}."""
+    distinct = set(tuple(ids) for ids in seen_by_pod.values())
+    if len(distinct) > 1:
+        raise SmokeFailure("not_shared", "the pods of one shared claim saw different devices: %s" % "; ".join(
+            "%s: %s" % (pod, ", ".join(ids)) for pod, ids in sorted(seen_by_pod.items())), seen=seen_by_pod)
+
+
+def check_mps(output, pod):
+    """The container of an MPS claim was connected to the claim's MPS control daemon."""
+    if not re.search(r"^%s=\S+" % MPS_PIPE_VARIABLE, output or "", flags=re.MULTILINE):
+        raise SmokeFailure("mps_not_connected", "the claim is prepared with MPS but pod %s has no %s, so its CUDA "
+                           "work would not go through the MPS control daemon and its limits; print the variable in "
+                           "the probe (the default command does) or check the driver's MPSSupport gate"
+                           % (pod, MPS_PIPE_VARIABLE))

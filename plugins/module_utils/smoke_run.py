@@ -22,6 +22,8 @@ START_ERRORS = ("CreateContainerConfigError", "CreateContainerError", "RunContai
 UNSATISFIABLE = ("cannot allocate", "unsatisfiable", "does not exist", "insufficient")
 # How long the claim watch may trail the pod watch before a claim counts as never allocated.
 CLAIM_WATCH_LAG = 30
+# How often the pod wait looks at what the event recorder found, without a pod event.
+PREPARE_RECHECK = 3
 
 
 class SmokeRun:
@@ -37,6 +39,8 @@ class SmokeRun:
         self.timings = {}
         self.claims = {}
         self.claims_seen = threading.Condition()
+        # pod name -> the kubelet's FailedPrepareDynamicResources message (the driver refused)
+        self.prepare_failures = {}
 
     # ----- objects -------------------------------------------------------------------
 
@@ -96,19 +100,26 @@ class SmokeRun:
 
     # ----- waiting ---------------------------------------------------------------------
 
-    def _wait_for(self, lister, list_fn, condition, description, timeout, **kwargs):
+    def _wait_for(self, lister, list_fn, condition, description, timeout, recheck_every=None, **kwargs):
         watcher = watch.kube_watcher(list_fn, self.kube.api, **kwargs)
-        result, _stats = watch.wait_until(lister, watcher, condition, timeout, description, clock=self.clock)
+        result, _stats = watch.wait_until(lister, watcher, condition, timeout, description, clock=self.clock,
+                                          recheck_every=recheck_every)
         return result
 
     def _pod_verdict(self, pods):
         """None while waiting; ("done", pods) when all completed; ("failed", SmokeFailure)."""
         done = True
+        # Record the allocation before any verdict: a pod the driver refused to prepare was
+        # scheduled (so allocated) first, and a failure report must still say when that happened.
+        if "allocated_after" not in self.timings and any(pod["spec"].get("nodeName") for pod in pods):
+            self.timings["allocated_after"] = round(self.clock() - self.started, 3)
         for pod in pods:
             status = pod.get("status") or {}
             name = pod["metadata"]["name"]
-            if pod["spec"].get("nodeName") and "allocated_after" not in self.timings:
-                self.timings["allocated_after"] = round(self.clock() - self.started, 3)
+            if name in self.prepare_failures:
+                return "failed", SmokeFailure("prepare_failed", "the DRA driver refused to prepare the claim of pod %s, "
+                                              "so its container cannot start: %s" % (name, self.prepare_failures[name]),
+                                              event=self.prepare_failures[name])
             for condition in status.get("conditions") or []:
                 if condition.get("type") == "PodScheduled" and condition.get("reason") == "Unschedulable":
                     message = condition.get("message") or ""
@@ -140,7 +151,8 @@ class SmokeRun:
                 lambda: self.kube.list_all(self.kube.core.list_namespaced_pod, namespace=self.namespace,
                                            label_selector=selector),
                 self.kube.core.list_namespaced_pod, self._pod_verdict,
-                "the smoke-test pods to complete", remaining, namespace=self.namespace, label_selector=selector)
+                "the smoke-test pods to complete", remaining, recheck_every=PREPARE_RECHECK,
+                namespace=self.namespace, label_selector=selector)
         except watch.WaitTimeout as exc:
             raise SmokeFailure("timeout", "%s; %s" % (exc, _describe_pods(exc.state)))
         if verdict == "failed":
@@ -183,6 +195,31 @@ class SmokeRun:
         thread.start()
         return thread
 
+    def _record_prepare_failures(self, timeout):
+        """Watch the namespace's events for the kubelet's FailedPrepareDynamicResources: when the
+        driver refuses a claim (a bad opaque config, a feature gate that is off) the kubelet
+        only reports it there, and the pod would wait in ContainerCreating until the timeout."""
+        kwargs = {"namespace": self.namespace, "field_selector": "reason=FailedPrepareDynamicResources"}
+        prefix = "smoke-%s-" % self.run_id
+
+        def record(items):
+            for event in items:
+                involved = event.get("involvedObject") or event.get("involved_object") or {}
+                if (involved.get("name") or "").startswith(prefix):
+                    self.prepare_failures.setdefault(involved["name"], event.get("message") or "")
+            return None
+
+        def run():
+            try:
+                self._wait_for(lambda: self.kube.list_all(self.kube.core.list_namespaced_event, **kwargs),
+                               self.kube.core.list_namespaced_event, record, "events", timeout, **kwargs)
+            except Exception:  # noqa: BLE001 - without events the pod wait still ends at its timeout
+                pass
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
     # ----- verification ---------------------------------------------------------------
 
     def _claims_of(self, pods):
@@ -205,24 +242,32 @@ class SmokeRun:
 
     def _verify(self, pods):
         slices, _version = self.kube.slices(self.p["driver"])
-        devices, outputs, chosen = [], [], None
+        devices, outputs, chosen, seen_by_pod, sharing = [], [], None, {}, None
         for pod, claim in self._claims_of(pods):
             allocated = smoke.check_allocation(pod, claim, slices, self.p["driver"])
             results = claim["status"]["allocation"]["devices"]["results"]
             chosen = chosen or smoke.chosen_alternative(results)
+            sharing = sharing or smoke.effective_sharing(claim, self.p["driver"])
             if self.p["verify"] == "container":
                 output = smoke.probe_output(pod)
-                smoke.check_container(output, allocated, self.p["probe"], self.p["probe_pattern"],
-                                      self.p["probe_attribute"])
+                seen_by_pod[pod["metadata"]["name"]] = smoke.check_container(
+                    output, allocated, self.p["probe"], self.p["probe_pattern"], self.p["probe_attribute"])
+                if sharing["strategy"] == "MPS" and self.p["probe"] == "nvidia":
+                    smoke.check_mps(output, pod["metadata"]["name"])
                 outputs.append({"pod": pod["metadata"]["name"], "output": output})
             for device in allocated:
                 if (device["pool"], device["name"]) not in [(d["pool"], d["name"]) for d in devices]:
                     devices.append(device)
         if self.p["expect"]:
             smoke.check_expectations(devices, self.p["expect"])
+        if len(seen_by_pod) > 1:
+            smoke.check_same_devices(seen_by_pod)
         nodes = sorted(set(p["spec"].get("nodeName") for p in pods))
+        shared = {"pods": len(pods), "same_devices": len(seen_by_pod) > 1,
+                  "seen": sorted(set(i for ids in seen_by_pod.values() for i in ids))} if len(pods) > 1 else None
         return {"node": nodes[0] if len(nodes) == 1 else nodes, "devices": devices,
-                "first_available_choice": chosen, "probe_outputs": outputs}
+                "first_available_choice": chosen, "probe_outputs": outputs, "shared": shared,
+                "sharing": sharing}
 
     # ----- cleanup -----------------------------------------------------------------------
 
@@ -321,6 +366,7 @@ class SmokeRun:
         self.check_cluster()
         self._ensure_namespace()
         self._record_claims(self.p["timeout"])
+        self._record_prepare_failures(self.p["timeout"])
         claim_ref = self._claim_ref()
         for index in range(self.p["pods"]):
             self._create("Pod", smoke.pod_manifest(

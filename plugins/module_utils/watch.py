@@ -46,6 +46,11 @@ class _Expired(Exception):
     pass
 
 
+class ConditionFailed(Exception):
+    """Raised by a condition when the awaited thing failed for good (a MIG manager that reports
+    failed): the wait ends at once with it, instead of treating it like a dropped connection."""
+
+
 class ObjectStore:
     """The current set of objects, keyed by namespace/name, as the watch keeps it."""
 
@@ -70,13 +75,17 @@ class ObjectStore:
         return list(self.objects.values())
 
 
-def wait_until(lister, watcher, condition, timeout, description, clock=time.monotonic, sleep=time.sleep):
+def wait_until(lister, watcher, condition, timeout, description, clock=time.monotonic, sleep=time.sleep,
+               recheck_every=None):
     """Wait until ``condition(items)`` returns a truthy value, and return that value.
 
     ``lister()`` returns ``(items, resource_version)``; ``watcher(resource_version, seconds)``
     returns an iterable of ``(type, object)`` events. ``condition`` gets the current list of
     objects. Returns ``(result, stats)`` where stats counts relists and reconnects.
+    ``recheck_every``: also re-check the condition this often when no event comes, for a
+    condition that reads something besides the watched objects (a recorder thread's findings).
     """
+    window = min(MAX_WATCH_SECONDS, recheck_every or MAX_WATCH_SECONDS)
     deadline = clock() + timeout
     store = ObjectStore()
     stats = {"relists": 0, "reconnects": 0, "events": 0}
@@ -94,7 +103,7 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
                 remaining = deadline - clock()
                 if remaining <= 0:
                     break
-                for event_type, obj in watcher(version, min(MAX_WATCH_SECONDS, max(1, int(remaining + 0.999)))):
+                for event_type, obj in watcher(version, min(window, max(1, int(remaining + 0.999)))):
                     if event_type == "ERROR":
                         # 410 Gone or any other watch error: the stream is over, relist.
                         raise _Expired()
@@ -108,6 +117,12 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
                         return result, stats
                     if clock() >= deadline:
                         break
+                if recheck_every:
+                    result = condition(store.items())
+                    if result:
+                        return result, stats
+        except ConditionFailed:
+            raise
         except _Expired:
             last_error = "watch expired (410), relisted"
         except ApiException as exc:
@@ -127,7 +142,7 @@ def wait_until(lister, watcher, condition, timeout, description, clock=time.mono
             stats["reconnects"] += 1
             sleep(RECONNECT_PAUSE)
         if clock() >= deadline:
-            raise WaitTimeout("timed out after %ss waiting for %s%s" % (
+            raise WaitTimeout("timed out after %.0fs waiting for %s%s" % (
                 timeout, description, "; last watch problem: %s" % last_error if last_error else ""),
                 store.items())
 

@@ -64,7 +64,7 @@ options:
     description: Probe command; it must print its findings to C(/dev/termination-log) (or stdout, the fallback).
     type: list
     elements: str
-    default: [sh, -c, nvidia-smi -L | tee /dev/termination-log]
+    default: [sh, -c, "{ nvidia-smi -L; env | grep '^CUDA_MPS_' || true; } | tee /dev/termination-log"]
   probe:
     description:
       - How to read the probe's output. V(nvidia) compares C(nvidia-smi -L) UUIDs with the devices' C(uuid)
@@ -178,8 +178,25 @@ probe_outputs:
   returned: success
   type: list
   elements: dict
+shared:
+  description:
+    - With O(pods) above 1 (one shared claim), C(pods), C(same_devices) (every pod saw the same devices, checked at
+      O(verify=container)) and C(seen) (the device identifiers they saw); V(null) for one pod.
+  returned: success
+  type: dict
+  sample: {pods: 3, same_devices: true, seen: [GPU-6f0c0e1a-0c1e-5e4b-9d3c-2f1a0b9e8d7c]}
+sharing:
+  description:
+    - The sharing config NVIDIA's driver applied to the claim (from its allocation - the class's config, overridden by
+      the claim's) - C(strategy) (V(TimeSlicing), V(MPS) or V(null)), C(source), C(parameters), and C(enforces), what
+      that strategy enforces, in words. With MPS and O(probe=nvidia), each container must show
+      C(CUDA_MPS_PIPE_DIRECTORY), the MPS control daemon NVIDIA's plugin connects it to.
+  returned: success
+  type: dict
 failure:
-  description: On failure, its kind (unschedulable, image_pull, probe_failed, mismatch, extra_devices, timeout, ...).
+  description:
+    - On failure, its kind (unschedulable, image_pull, prepare_failed, probe_failed, mismatch, extra_devices,
+      not_shared, mps_not_connected, timeout, ...).
   returned: failure
   type: str
 left_behind:
@@ -206,7 +223,7 @@ def main():
         first_available=dict(type="list", elements="dict"),
         pods=dict(type="int", default=1),
         image=dict(type="str", default="nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"),
-        command=dict(type="list", elements="str", default=["sh", "-c", "nvidia-smi -L | tee /dev/termination-log"]),
+        command=dict(type="list", elements="str", default=["sh", "-c", "{ nvidia-smi -L; env | grep '^CUDA_MPS_' || true; } | tee /dev/termination-log"]),
         probe=dict(type="str", choices=["nvidia", "example", "custom"], default="nvidia"),
         probe_pattern=dict(type="str"),
         probe_attribute=dict(type="str"),

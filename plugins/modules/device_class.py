@@ -128,13 +128,8 @@ preview:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, client, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
-
-EXTENDED_RESOURCE_HELP = (
-    "this API server (%s) does not keep spec.extendedResourceName: the DRAExtendedResource feature is alpha "
-    "and off by default in Kubernetes 1.35 and beta from 1.36. Remove extended_resource_name, or enable the "
-    "DRAExtendedResource feature gate on the API server and scheduler")
 
 
 def main():
@@ -159,41 +154,24 @@ def main():
     try:
         kube = client.Kube(client.api_client(module))
         classes = dc.DeviceClasses(kube)
-        live = classes.get(params["name"])
         if params["state"] == "absent":
+            live = classes.get(params["name"])
             if live is not None:
                 classes.delete(params["name"], dry_run=module.check_mode)
             module.exit_json(changed=live is not None,
                              diff={"before": dc.comparable(live) or {}, "after": {}})
-        dc.validate_input(params["selectors"], params["config"])
-        slices_now, _version = kube.slices()
-        problem = cel.non_bool_problem([("selectors[%d]" % i, e) for i, e in enumerate(params["selectors"])],
-                                       None, slices_now)
-        if problem:
-            raise dc.DeviceClassError(problem)
-        body = dc.desired_object(params["name"], params["selectors"], params["config"],
-                                 params["extended_resource_name"], dc.merge_labels(live, params["labels"]))
-        dry = classes.write(body, live, dry_run=True)
-        if params["extended_resource_name"] and not (dry.get("spec") or {}).get("extendedResourceName"):
-            raise dc.DeviceClassError(EXTENDED_RESOURCE_HELP % kube.server_version())
-        result = dc.preview(params["selectors"], slices_now)
-        if params["require_match"]:
-            if not result["evaluated"]:
-                raise dc.DeviceClassError("require_match cannot be checked: %s" % result["reason"], preview=result)
-            if not result["matched_devices"]:
-                lines = dc.explain_no_match(params["selectors"], slices_now)
-                raise dc.DeviceClassError("DeviceClass %s would match no device: %s"
-                                          % (params["name"], "; ".join(lines)), explanation=lines, preview=result)
-        changed = dc.comparable(live) != dc.comparable(dry)
-        applied = dry
-        if changed and not module.check_mode:
-            applied = classes.write(body, live, dry_run=False)
+        found = dc.check(kube, params["name"], params["selectors"], params["config"],
+                         params["extended_resource_name"], params["labels"], params["require_match"])
+        applied = found["dry"]
+        if found["changed"] and not module.check_mode:
+            applied = classes.write(found["body"], found["live"], dry_run=False)
     except dc.DeviceClassError as exc:
         module.fail_json(msg=str(exc), **exc.details)
     except client.ApiException as exc:
         module.fail_json(msg="DeviceClass %s: %s" % (params["name"], client.api_error_message(exc)))
-    module.exit_json(changed=changed, device_class=applied, matched_devices=result["matched_devices"],
-                     preview=result, diff={"before": dc.comparable(live) or {}, "after": dc.comparable(dry)})
+    module.exit_json(changed=found["changed"], device_class=applied, matched_devices=found["preview"]["matched_devices"],
+                     preview=found["preview"],
+                     diff={"before": dc.comparable(found["live"]) or {}, "after": dc.comparable(found["dry"])})
 
 
 if __name__ == "__main__":

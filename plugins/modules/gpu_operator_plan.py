@@ -27,6 +27,11 @@ description:
     C(resource.k8s.io/v1), on an unknown chart version, and on value combinations NVIDIA's charts refuse to
     render (both ClusterPolicy and GPUCluster, the standalone chart beside the operator-managed driver, GPU
     resources without C(gpuResourcesEnabledOverride)).
+  - Never two GPU managers on one node - with O(state=present) it fails, naming them, when pods bound to a node
+    that would run DRA still hold C(nvidia.com/gpu) from the device plugin, since DRA would hand out the same
+    GPUs again. With O(state=absent) it fails, naming the claims and their pods, while ResourceClaims hold
+    devices of C(gpu.nvidia.com) (without the driver the kubelet cannot release them, and their pods stay
+    Terminating), unless O(force_removal=true).
   - With O(check_charts=true) it also asks Helm for each chart (C(helm show chart)), so an unreachable
     repository or a chart version that does not exist fails here with Helm's message.
 extends_documentation_fragment:
@@ -84,6 +89,13 @@ options:
   dra_driver_version:
     description: DRA driver chart version; by default the one paired with the operator version.
     type: str
+  dra_sharing:
+    description:
+      - Turn on the DRA driver's feature gates C(TimeSlicingSettings) and C(MPSSupport) (off by default), which
+        GPU sharing classes (dra.gpu.gpu_sharing) need. It sets the chart value C(featureGates) of the DRA driver
+        chart, or C(draDriver.featureGates) with the operator-managed GPUCluster.
+    type: bool
+    default: false
   image_registry:
     description:
       - Registry host (and optional path prefix) of mirrored images; sets each component's C(repository)
@@ -146,6 +158,12 @@ options:
     description: Seconds one C(helm show chart) may take.
     type: int
     default: 60
+  force_removal:
+    description:
+      - With O(state=absent), plan the removal even while ResourceClaims hold the driver's devices. No pod is
+        deleted; their pods stay Terminating until the driver is back.
+    type: bool
+    default: false
 requirements:
   - helm >= 3.10 (with O(check_charts=true))
 """
@@ -221,14 +239,27 @@ charts_checked:
   returned: success
   type: list
   elements: dict
+device_plugin_holders:
+  description: Pods that hold C(nvidia.com/gpu) on nodes the plan would move to DRA (C(namespace), C(name), C(node),
+    C(gpus)).
+  returned: when the move is refused
+  type: list
+  elements: dict
+allocated_claims:
+  description: ResourceClaims holding the driver's devices (C(namespace), C(name), C(devices), C(pods)).
+  returned: when the removal is refused
+  type: list
+  elements: dict
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_handover, inputs
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
+
+DRA_DRIVER = "gpu.nvidia.com"
 
 
 def chart_location(params, release):
@@ -299,6 +330,7 @@ def main():
         dra_driver_values=dict(type="dict", default={}),
         dra_driver_version=dict(type="str"),
         image_registry=dict(type="str"),
+        dra_sharing=dict(type="bool", default=False),
         namespace=dict(type="str", default="gpu-operator"),
         dra_driver_namespace=dict(type="str", default="nvidia-dra-driver-gpu"),
         release_name=dict(type="str", default="gpu-operator"),
@@ -313,6 +345,7 @@ def main():
         check_charts=dict(type="bool", default=True),
         binary_path=dict(type="path"),
         helm_timeout=dict(type="int", default=60),
+        force_removal=dict(type="bool", default=False),
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
@@ -329,6 +362,10 @@ def main():
         names = {"namespace": params["namespace"], "dra_driver_namespace": params["dra_driver_namespace"],
                  "release_name": params["release_name"], "dra_driver_release_name": params["dra_driver_release_name"]}
         if params["state"] == "absent":
+            held = gpu_handover.allocated_claims(kube.claims(), DRA_DRIVER)
+            refusal = gpu_handover.removal_refusal(held, DRA_DRIVER)
+            if refusal and not params["force_removal"]:
+                module.fail_json(msg=refusal, allocated_claims=held)
             releases = [{"name": params["dra_driver_release_name"], "namespace": params["dra_driver_namespace"]},
                         {"name": params["release_name"], "namespace": params["namespace"]}]
             module.exit_json(changed=False, layout=None, releases=releases, gpu_nodes=gpu_nodes, dra_nodes=[],
@@ -341,7 +378,14 @@ def main():
         result = gov.plan(params["version"], params["dra_mode"], params["dra_enabled"], params["driver_enabled"],
                           params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], params["values"],
                           params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
-                          **names)
+                          sharing=params["dra_sharing"], **names)
+        holders = []
+        for node in result["dra_nodes"]:
+            pods, _rv = kube.list_all(kube.core.list_pod_for_all_namespaces, field_selector="spec.nodeName=" + node)
+            holders += gpu_handover.device_plugin_holders(pods, [node])
+        refusal = gpu_handover.move_refusal(holders)
+        if refusal:
+            module.fail_json(msg=refusal, device_plugin_holders=holders)
         helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
         checked = []
         for release in result["releases"]:

@@ -23,8 +23,10 @@ description:
   - With O(connect=true) it also connects as every later step of the role does (the options reach all of them
     through C(module_defaults) for C(group/dra.gpu.k8s), which includes kubernetes.core's C(k8s) and C(helm)
     groups), so a wrong kubeconfig, context, host, certificate or proxy fails here with one message. For
-    O(role=gpu_operator) it refuses connection options that Helm cannot take, and for O(role=smoke_test) a
-    C(smoke_test_node_selector) that matches no node.
+    O(role=gpu_operator) it refuses connection options that Helm cannot take, for O(role=smoke_test) a
+    C(smoke_test_node_selector) that matches no node, and for O(role=device_classes) every class the API server
+    (by a server-side dry run) or the published devices (a selector that is not true or false for some device,
+    no match where C(require_match) asks for one) would refuse, all classes in one run.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - dra.gpu.read_only
@@ -33,7 +35,7 @@ options:
     description: The role whose inputs these are.
     type: str
     required: true
-    choices: [cluster_upgrade, device_classes, gpu_operator, preflight, smoke_test]
+    choices: [cluster_upgrade, device_classes, gpu_operator, gpu_sharing, preflight, smoke_test]
   inputs:
     description: "The role's variables by name, for example C({smoke_test_count: 1, smoke_test_timeout: 300})."
     type: dict
@@ -91,7 +93,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, connection, role_inputs
+from ansible_collections.dra.gpu.plugins.module_utils import client, connection, role_inputs, role_reads
 
 
 def main():
@@ -116,20 +118,9 @@ def main():
         client.check_libraries(module)
         kube = client.Kube(client.api_client(module))
         result["connection"] = connection.describe(found)
-        selector = values.get("smoke_test_node_selector") if role == "smoke_test" else None
-        if selector:
-            text = ",".join("%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v)
-                            for k, v in sorted(selector.items()))
-            try:
-                matched = kube.node_names(text)
-                every = kube.node_names(None)
-            except client.ApiException as exc:
-                module.fail_json(msg="could not read the nodes: %s" % client.api_error_message(exc))
-            if not matched:
-                module.fail_json(msg="smoke_test: smoke_test_node_selector %s matches no node (nodes: %s), so the "
-                                     "probe could never be scheduled; nothing was changed. Correct "
-                                     "smoke_test_node_selector (`kubectl get nodes -l '%s'`)"
-                                     % (text, ", ".join(every) or "none", text))
+        refused = role_reads.problem(role, kube, values)
+        if refused:
+            module.fail_json(msg=refused)
     module.exit_json(**result)
 
 

@@ -7,6 +7,10 @@
    `kubectl get resourceslices -o json` plus a minimal per-node count. Wall time and
    peak memory (largest process) of each.
 3. lab: `lab up` (warm build cache) with the default topology and with 1,000 nodes.
+4. sharing (topology sharing.yml: 2 x L4, 2 x H100): the gpu_sharing role creating three
+   classes, beside `kubectl apply` of the same three DeviceClasses; the MIG layout
+   (dra.gpu.mig_layout all-1g.10gb until the 14 MIG devices are published, then back); the
+   smoke test with 3 pods on one time-sliced claim, beside 1 pod on its own claim.
 
 Each benchmark starts its own lab (own state directory and ports) and stops it. Machines
 here are noisy, so compare the ratios printed in the same run rather than absolute times.
@@ -29,6 +33,8 @@ RESULTS = os.path.join(ROOT, "tests", "benchmarks", "results")
 
 
 def lab_env(name, port_base, mode="always", topology=None):
+    """Each benchmark's own lab; its ports (28700-28999) are outside `make test`'s (26500-26999)
+    and the demo's, so a benchmark can run beside either."""
     env = dict(os.environ, LAB_STATE_DIR=os.path.join(ROOT, ".lab", "bench-" + name),
                LAB_PORT_BASE=str(port_base), LAB_DRIVER_MODE=mode)
     if topology:
@@ -104,7 +110,7 @@ def wait_once(env, method, head_start):
 
 
 def bench_wait(runs):
-    env = lab_env("wait", 26700)
+    env = lab_env("wait", 28700)
     lab_up(env)
     try:
         samples = {}
@@ -153,7 +159,7 @@ print(len(per_node), sum(per_node.values()))
 
 
 def bench_inventory(runs):
-    env = lab_env("scale", 26800, topology="scale-1000.yml")
+    env = lab_env("scale", 28800, topology="scale-1000.yml")
     up_seconds = lab_up(env)
     try:
         tasks = [{"name": "inventory", "register": "inv",
@@ -182,7 +188,7 @@ def bench_lab(runs):
     for name, topology in (("default", "default.yml"), ("1000 nodes", "scale-1000.yml")):
         values = []
         for _run in range(runs):
-            env = lab_env("up-" + topology.split(".", maxsplit=1)[0], 26900, topology=topology)
+            env = lab_env("up-" + topology.split(".", maxsplit=1)[0], 28900, topology=topology)
             values.append(lab_up(env))
             lab_down(env)
         results[name] = round(statistics.median(values), 1)
@@ -190,17 +196,91 @@ def bench_lab(runs):
     return results
 
 
+SHARING_CLASSES = [
+    {"name": "bench-timesliced", "strategy": "time_slicing", "interval": "Default"},
+    {"name": "bench-mps", "strategy": "mps", "mps": {"active_thread_percentage": 50, "pinned_memory_limit": "8Gi"}},
+    {"name": "bench-mig-1g", "strategy": "mig", "profile": "1g.10gb"},
+]
+SHARING_PLUGIN = {
+    "apiVersion": "apps/v1", "kind": "DaemonSet",
+    "metadata": {"name": "dra-driver-nvidia-gpu-kubelet-plugin", "namespace": "default"},
+    "spec": {"selector": {"matchLabels": {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}},
+             "template": {"metadata": {"labels": {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}},
+                          "spec": {"containers": [{"name": "gpus", "image": "registry.k8s.io/pause:3.10", "env": [
+                              {"name": "FEATURE_GATES", "value": "MPSSupport=true,TimeSlicingSettings=true,"}]}]}}}}
+
+
+def timed_playbook(env, tasks):
+    cmd, run_env, path = playbook(env, tasks, callback="ansible.builtin.default")
+    t0 = time.monotonic()
+    subprocess.run(cmd, env=run_env, check=True, stdout=subprocess.DEVNULL)
+    os.unlink(path)
+    return time.monotonic() - t0
+
+
+def kubectl(env, args, stdin=None):
+    subprocess.run(["kubectl"] + args, env=env, check=True, input=stdin, text=True, stdout=subprocess.DEVNULL)
+
+
+def bench_sharing(runs):
+    env = lab_env("sharing", 28950, mode="plugin", topology="sharing.yml")
+    lab_up(env)
+    role = [{"name": "classes", "ansible.builtin.include_role": {"name": "dra.gpu.gpu_sharing"},
+             "vars": {"gpu_sharing_classes": SHARING_CLASSES, "gpu_sharing_require_match": False}}]
+    absent = [{"name": "remove", "ansible.builtin.include_role": {"name": "dra.gpu.gpu_sharing"},
+               "vars": {"gpu_sharing_state": "absent"}}]
+    mig_on = [{"name": "mig", "dra.gpu.mig_layout": {"nodes": ["gpu-h100"], "layout": "all-1g.10gb", "timeout": 120},
+               "register": "mig"}, {"ansible.builtin.assert": {"that": ["mig.mig_devices['gpu-h100'] == 14"]}}]
+    mig_off = [{"name": "mig", "dra.gpu.mig_layout": {"state": "absent"}}]
+    shared = [{"name": "smoke", "dra.gpu.claim_smoke_test": {"device_class": "bench-timesliced", "pods": 3,
+                                                             "timeout": 120}}]
+    single = [{"name": "smoke", "dra.gpu.claim_smoke_test": {"device_class": "bench-timesliced", "timeout": 120}}]
+    results = {"role": [], "kubectl": [], "mig_on": [], "mig_off": [], "shared_3_pods": [], "one_pod": []}
+    try:
+        kubectl(env, ["apply", "-f", "-"], json.dumps(SHARING_PLUGIN))
+        kubectl(env, ["wait", "--for=jsonpath={.status.numberReady}=2", "ds/dra-driver-nvidia-gpu-kubelet-plugin",
+                      "--timeout=60s"])
+        sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
+        from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
+        classes, _gates = sharing_config.device_classes(SHARING_CLASSES)
+        manifests = "\n---\n".join(json.dumps({
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": c["name"]},
+            "spec": dict({"selectors": [{"cel": {"expression": e}} for e in c["selectors"]]},
+                         **({"config": c["config"]} if "config" in c else {}))}) for c in classes)
+        for _run in range(runs):
+            results["role"].append(timed_playbook(env, role))
+            timed_playbook(env, absent)
+            t0 = time.monotonic()
+            kubectl(env, ["apply", "-f", "-"], manifests)
+            results["kubectl"].append(time.monotonic() - t0)
+            kubectl(env, ["delete", "deviceclass"] + [c["name"] for c in classes])
+        timed_playbook(env, role)
+        for _run in range(runs):
+            results["mig_on"].append(timed_playbook(env, mig_on))
+            results["mig_off"].append(timed_playbook(env, mig_off))
+            results["shared_3_pods"].append(timed_playbook(env, shared))
+            results["one_pod"].append(timed_playbook(env, single))
+    finally:
+        lab_down(env)
+    medians = dict((k, round(statistics.median(v), 2)) for k, v in results.items())
+    medians["runs"] = runs
+    medians["ratio_role_over_kubectl"] = round(medians["role"] / medians["kubectl"], 1)
+    medians["ratio_shared_3_pods_over_one_pod"] = round(medians["shared_3_pods"] / medians["one_pod"], 2)
+    return medians
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--only", choices=("wait", "inventory", "lab"), action="append")
+    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing"), action="append")
     args = parser.parse_args()
-    chosen = args.only or ["wait", "inventory", "lab"]
+    chosen = args.only or ["wait", "inventory", "lab", "sharing"]
     results = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs, "cores": os.cpu_count()}
     for name in chosen:
         print("benchmark %s ..." % name, file=sys.stderr, flush=True)
         results[name] = {"wait": bench_wait, "inventory": lambda r: bench_inventory(max(3, r // 3)),
-                         "lab": lambda r: bench_lab(max(3, r // 3))}[name](args.runs)
+                         "lab": lambda r: bench_lab(max(3, r // 3)),
+                         "sharing": lambda r: bench_sharing(max(3, r // 3))}[name](args.runs)
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as handle:
         json.dump(results, handle, indent=2)

@@ -30,9 +30,14 @@ def slices_lister(custom):
     return functools.partial(custom.list_cluster_custom_object, "resource.k8s.io", "v1", "resourceslices")
 
 
-def plugin_daemonset(name, node_selector=None):
-    """A DaemonSet whose pods carry the DRA chart's kubelet-plugin label (the lab's driver watches it)."""
-    template_spec = {"containers": [{"name": "plugin", "image": "registry.k8s.io/pause:3.10"}]}
+def plugin_daemonset(name, node_selector=None, gates=None):
+    """A DaemonSet whose pods carry the DRA chart's kubelet-plugin label (the lab's driver watches it);
+    ``gates`` as the chart renders featureGates: FEATURE_GATES on the gpus container."""
+    container = {"name": "gpus", "image": "registry.k8s.io/pause:3.10"}
+    if gates:
+        rendered = "".join("%s=%s," % (k, str(v).lower()) for k, v in sorted(gates.items()))
+        container["env"] = [{"name": "FEATURE_GATES", "value": rendered}]
+    template_spec = {"containers": [container]}
     if node_selector:
         template_spec["nodeSelector"] = node_selector
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},

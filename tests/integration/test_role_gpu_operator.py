@@ -88,3 +88,21 @@ def test_stand_ins_refuse_like_the_real_charts(repo, chart, version, values, mes
     proc, _docs = render(repo, {"name": "x", "namespace": "x", "chart": chart, "chart_version": version,
                                 "values": values})
     assert proc.returncode != 0 and message in proc.stderr
+
+
+@pytest.mark.parametrize("version,mode", [("v25.10.1", "auto"), ("v26.7.0", "gpucluster")])
+def test_sharing_gates_reach_the_kubelet_plugin(repo, version, mode):
+    """gpu_operator_dra_sharing -> chart values -> FEATURE_GATES on the plugin's gpus container,
+    read back by the reader dra.gpu.gpu_sharing uses to refuse classes whose gate is off."""
+    from plugins.module_utils import driver_gates  # noqa: E402
+
+    for sharing, expected in ((True, {"MPSSupport": True, "TimeSlicingSettings": True}), (False, {})):
+        plan = gov.plan(version, mode, gpu_nodes=["node-a"], sharing=sharing)
+        daemonsets = []
+        for release in plan["releases"]:
+            proc, docs = render(repo, release)
+            assert proc.returncode == 0, proc.stderr
+            daemonsets += list(by_kind(docs, "DaemonSet").values())
+        plugins = driver_gates.kubelet_plugins(daemonsets)
+        assert len(plugins) == 1 and plugins[0]["gates"] == expected
+        assert (driver_gates.problem(["MPSSupport", "TimeSlicingSettings"], plugins) is None) == sharing

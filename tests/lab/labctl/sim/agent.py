@@ -12,6 +12,13 @@ What this stands in for, and why it is our own small agent rather than KWOK:
   labelled ``dra-driver-nvidia-gpu-component=kubelet-plugin``, or the v25.x chart's
   ``nvidia-dra-driver-gpu-component=kubelet-plugin``), and its slices are removed when
   that pod goes. In ``always`` mode every GPU node publishes from the start.
+- **NVIDIA's device plugin** (the old model): while a pod labelled
+  ``app=nvidia-device-plugin-daemonset`` (the GPU Operator's device-plugin DaemonSet) runs on
+  a node, the node offers ``nvidia.com/gpu`` in capacity and allocatable, one per full GPU, as
+  the plugin registers them with the kubelet; when the pod goes, the resource goes. Two GPU
+  managers on one node would hand out the same GPUs twice, so a node whose device plugin runs
+  publishes no DRA slices, unless its Node carries ``lab.dra.gpu/allow-both-gpu-managers:
+  "true"`` (for a test that shows the over-admission a migration must prevent).
 
 A slice the API server rejects is never only logged: the simulator records it in
 ``run/simulator.error`` (``report.py``), which fails ``lab up`` and shows in ``lab status``.
@@ -33,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config as kube_config, watch
 from kubernetes.client.exceptions import ApiException
 
-from labctl.sim import gpus, probe, report
+from labctl.sim import gpus, opaque, probe, report
 
 LOG = logging.getLogger("labsim")
 
@@ -46,7 +53,14 @@ PLUGIN_POD_LABELS = (
     ("dra-driver-nvidia-gpu-component", "kubelet-plugin"),
     ("nvidia-dra-driver-gpu-component", "kubelet-plugin"),
 )
+DEVICE_PLUGIN_POD_LABEL = ("app", "nvidia-device-plugin-daemonset")
+DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+BOTH_MANAGERS_ANNOTATION = "lab.dra.gpu/allow-both-gpu-managers"
 CONTAINER_RUNTIME = "containerd://2.1.4-simulated"
+# The GPU Operator's MIG manager: the layout asked for, and how applying it went.
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
+MIG_CAPABLE_LABEL = "nvidia.com/mig.capable"
 # A full relist this often corrects anything a dropped watch missed (an API server restart).
 RESYNC_SECONDS = 30
 # Answers that refuse a slice's content (400 BadRequest, 403 Forbidden, 422 Invalid...), as
@@ -79,6 +93,16 @@ def is_plugin_pod(pod):
     return any(labels.get(key) == value for key, value in PLUGIN_POD_LABELS)
 
 
+def is_device_plugin_pod(pod):
+    key, value = DEVICE_PLUGIN_POD_LABEL
+    return (pod["metadata"].get("labels") or {}).get(key) == value
+
+
+def full_gpus(node):
+    """GPUs the device plugin would offer: the node's full GPUs (MIG devices are not counted)."""
+    return sum(1 for d in node["devices"] if d["attributes"]["type"]["string"] == "gpu")
+
+
 def node_object(node, kubelet_version):
     devices = node["devices"]
     full = [d for d in devices if d["attributes"]["type"]["string"] == "gpu"]
@@ -92,7 +116,7 @@ def node_object(node, kubelet_version):
             "nvidia.com/gpu.product": first["productName"]["string"].replace(" ", "-"),
             "nvidia.com/gpu.count": str(len({d["attributes"].get("parentUUID", d["attributes"]["uuid"])["string"]
                                              for d in devices})),
-            "nvidia.com/mig.capable": str(any(d["attributes"]["type"]["string"] == "mig" for d in devices)).lower(),
+            "nvidia.com/mig.capable": str(gpus.mig_capable(node.get("gpus"))).lower(),
         })
         if full:
             labels["nvidia.com/gpu.memory"] = str(_mebibytes(full[0]["capacity"]["memory"]["value"]))
@@ -134,6 +158,15 @@ def node_status(name, kubelet_version):
     }
 
 
+def plugin_gates(pod):
+    """Feature gates from FEATURE_GATES on a kubelet-plugin pod's gpus container."""
+    for container in pod["spec"].get("containers") or []:
+        if container.get("name") == "gpus":
+            env = {e.get("name"): e.get("value") for e in container.get("env") or []}
+            return opaque.parse_gates(env.get("FEATURE_GATES"))
+    return {}
+
+
 def internal_ip(node_name):
     """A stable documentation-range address per simulated node (never contacted)."""
     return "192.0.2.%d" % (_stable_byte(node_name) or 1)
@@ -165,6 +198,16 @@ class Simulator:
         self.node_uids = {}
         self.generations = {}
         self.plugin_pods = {}
+        # (namespace, pod name) -> node, for NVIDIA device-plugin pods; node -> nvidia.com/gpu offered
+        self.device_plugin_pods = {}
+        self.offered = {}
+        self.both_allowed = set()
+        self.withheld = set()
+        # (namespace, pod name) -> the driver feature gates its kubelet-plugin pod runs with
+        self.plugin_gates = {}
+        # pod uid -> {device name: effective sharing} once its claims were prepared
+        self.prepared = {}
+        self.prepare_failed = set()
         self.pod_ips = {}
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -306,6 +349,9 @@ class Simulator:
                 raise
             created = self.core.read_node(node["name"])
         self.core.patch_node_status(node["name"], {"status": body["status"]})
+        status = getattr(created, "status", None)
+        if DEVICE_PLUGIN_RESOURCE in ((getattr(status, "allocatable", None) if status else None) or {}):
+            self._offer_device_plugin_gpus(node["name"], 0, force=True)  # left by an earlier simulator
         self._clear_not_ready_taint(node["name"], created.spec.taints or [])
         self.node_uids[node["name"]] = created.metadata.uid
 
@@ -357,17 +403,67 @@ class Simulator:
             return
         phase = (pod.get("status") or {}).get("phase")
         deleting = event_type == "DELETED" or bool(meta.get("deletionTimestamp"))
+        if event_type == "DELETED":
+            self.prepared.pop(meta["uid"], None)
+            self.prepare_failed.discard(meta["uid"])
         if deleting and event_type != "DELETED":
             self._finish_deletion(pod)
         elif phase in (None, "Pending"):
             if probe.behaviour(pod) == "image-pull-error":
                 self._set_image_pull_error(pod)
-            else:
+            elif self._prepare_claims(pod):
                 self._set_running(pod)
         elif phase == "Running" and spec.get("restartPolicy") in ("Never", "OnFailure"):
             self._set_succeeded(pod)
         if is_plugin_pod(pod):
             self._track_plugin(pod, active=not deleting and phase == "Running")
+        if is_device_plugin_pod(pod):
+            self._track_device_plugin(pod, active=not deleting and phase == "Running")
+
+    def _gates_on(self, node_name):
+        """The feature gates of the kubelet plugin on ``node_name`` (FEATURE_GATES on its gpus
+        container, as NVIDIA's charts render featureGates); none without a plugin pod."""
+        for key, node in self.plugin_pods.items():
+            if node == node_name:
+                return self.plugin_gates.get(key, {})
+        return {}
+
+    def _prepare_claims(self, pod):
+        """NodePrepareResources for the pod's claims: False (pod stays ContainerCreating, with
+        the kubelet's FailedPrepareDynamicResources event) when the driver would refuse one."""
+        uid = pod["metadata"]["uid"]
+        if uid in self.prepare_failed:
+            return False
+        node = pod["spec"]["nodeName"]
+        by_name = {d["name"]: d for d in self.nodes[node]["devices"]}
+        sharing = {}
+        for claim in self._claims(pod):
+            try:
+                sharing.update(opaque.prepare(claim, by_name, self._gates_on(node)))
+            except opaque.PrepareError as exc:
+                self.prepare_failed.add(uid)
+                self._prepare_failure(pod, opaque.kubelet_message(claim, exc))
+                return False
+        self.prepared[uid] = sharing
+        return True
+
+    def _prepare_failure(self, pod, message):
+        meta = pod["metadata"]
+        LOG.info("pod %s/%s: %s", meta["namespace"], meta["name"], message)
+        state = {"waiting": {"reason": "ContainerCreating"}}
+        self._patch_status(pod, {"phase": "Pending", "containerStatuses": self._container_statuses(pod, state, False)})
+        now = _now()
+        event = {"metadata": {"generateName": meta["name"] + ".", "namespace": meta["namespace"]},
+                 "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"],
+                                    "uid": meta["uid"], "apiVersion": "v1"},
+                 "reason": "FailedPrepareDynamicResources", "message": message, "type": "Warning",
+                 "source": {"component": "kubelet", "host": pod["spec"]["nodeName"]},
+                 "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+                 "reportingComponent": "kubelet", "reportingInstance": pod["spec"]["nodeName"]}
+        try:
+            self.core.create_namespaced_event(meta["namespace"], event)
+        except ApiException as exc:
+            LOG.warning("could not record the prepare failure event: %s", server_message(exc))
 
     def _track_plugin(self, pod, active):
         """Level-triggered: after any change to a kubelet-plugin pod, make its node's slices
@@ -377,14 +473,56 @@ class Simulator:
         with self.lock:
             if active:
                 self.plugin_pods[key] = node_name
+                self.plugin_gates[key] = plugin_gates(pod)
             else:
                 self.plugin_pods.pop(key, None)
+                self.plugin_gates.pop(key, None)
             self._reconcile_node(node_name)
 
-    def _reconcile_node(self, node_name):
-        if self.driver_mode != "plugin" or not self.nodes[node_name]["devices"]:
+    def _track_device_plugin(self, pod, active):
+        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        node_name = pod["spec"]["nodeName"]
+        with self.lock:
+            if active:
+                self.device_plugin_pods[key] = node_name
+            else:
+                self.device_plugin_pods.pop(key, None)
+            self._reconcile_device_plugin(node_name)
+
+    def _reconcile_device_plugin(self, node_name):
+        running = node_name in self.device_plugin_pods.values()
+        self._offer_device_plugin_gpus(node_name, full_gpus(self.nodes[node_name]) if running else 0)
+        self._reconcile_node(node_name)
+
+    def _offer_device_plugin_gpus(self, node_name, count, force=False):
+        """Capacity and allocatable nvidia.com/gpu as the kubelet reports a device plugin's
+        devices; removed (null in the patch) when no plugin runs. Patched only on a change."""
+        if not force and self.offered.get(node_name, 0) == count:
             return
-        wanted = node_name in self.plugin_pods.values()
+        value = str(count) if count else None
+        self.core.patch_node_status(node_name, {"status": {"capacity": {DEVICE_PLUGIN_RESOURCE: value},
+                                                           "allocatable": {DEVICE_PLUGIN_RESOURCE: value}}})
+        self.offered[node_name] = count
+        if count or not force:  # the start-up clean-up is not news
+            LOG.info("node %s: device plugin offers nvidia.com/gpu: %d", node_name, count)
+
+    def _publishes(self, node_name):
+        """Whether the DRA driver serves the node's devices: its kubelet plugin runs there, and
+        the device plugin does not (unless the node allows both, to show over-admission)."""
+        if self.driver_mode == "plugin" and node_name not in self.plugin_pods.values():
+            return False
+        return node_name not in self.device_plugin_pods.values() or node_name in self.both_allowed
+
+    def _reconcile_node(self, node_name):
+        if not self.nodes[node_name]["devices"]:
+            return
+        wanted = self._publishes(node_name)
+        if self.driver_mode != "plugin":
+            # Every node publishes from the start; only a device plugin withholds its slices.
+            # Known without asking the API server, so a resync of 1,000 nodes costs nothing.
+            if wanted == (node_name not in self.withheld):
+                return
+            (self.withheld.discard if wanted else self.withheld.add)(node_name)
         has_slices = bool(self._slices_of(node_name))
         try:
             if wanted and not has_slices:
@@ -396,16 +534,23 @@ class Simulator:
 
     def resync_plugins(self, pods):
         """Rebuild the kubelet-plugin view from a full pod list and make the slices match it."""
-        running = {}
+        running, gates = {}, {}
         for pod in pods:
             node = pod["spec"].get("nodeName")
             if node in self.nodes and is_plugin_pod(pod) and not pod["metadata"].get("deletionTimestamp") \
                     and (pod.get("status") or {}).get("phase") == "Running":
                 running[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = node
+                gates[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = plugin_gates(pod)
+        device_plugin = dict(((p["metadata"]["namespace"], p["metadata"]["name"]), p["spec"]["nodeName"])
+                             for p in pods if p["spec"].get("nodeName") in self.nodes and is_device_plugin_pod(p)
+                             and not p["metadata"].get("deletionTimestamp")
+                             and (p.get("status") or {}).get("phase") == "Running")
         with self.lock:
             self.plugin_pods = running
+            self.plugin_gates = gates
+            self.device_plugin_pods = device_plugin
             for name in self.nodes:
-                self._reconcile_node(name)
+                self._reconcile_device_plugin(name)
 
     def _finish_deletion(self, pod):
         meta = pod["metadata"]
@@ -463,17 +608,22 @@ class Simulator:
             cond["reason"] = reason
         return cond
 
+    def _claims(self, pod):
+        claims = []
+        for name in probe.claim_names(pod):
+            try:
+                claims.append(self.custom.get_namespaced_custom_object(
+                    "resource.k8s.io", "v1", pod["metadata"]["namespace"], "resourceclaims", name))
+            except ApiException:
+                continue
+        return claims
+
     def _allocated_devices(self, pod):
         """The devices the real scheduler allocated to this pod's claims on its node."""
         node = pod["spec"]["nodeName"]
         by_name = {d["name"]: d for d in self.nodes[node]["devices"]}
         found = []
-        for name in probe.claim_names(pod):
-            try:
-                claim = self.custom.get_namespaced_custom_object("resource.k8s.io", "v1", pod["metadata"]["namespace"],
-                                                                 "resourceclaims", name)
-            except ApiException:
-                continue
+        for claim in self._claims(pod):
             results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
             for result in results:
                 if result.get("driver") == gpus.DRIVER and result.get("pool") == node and result["device"] in by_name:
@@ -495,7 +645,8 @@ class Simulator:
         started = now
         for cs in (pod.get("status") or {}).get("containerStatuses") or []:
             started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
-        exit_code, message = probe.answer(pod, self._allocated_devices(pod), self.nodes[pod["spec"]["nodeName"]]["devices"])
+        exit_code, message = probe.answer(pod, self._allocated_devices(pod), self.nodes[pod["spec"]["nodeName"]]["devices"],
+                                          self.prepared.pop(pod["metadata"]["uid"], {}))
         state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
                                 "startedAt": started, "finishedAt": now}}
         if message:
@@ -560,6 +711,50 @@ class Simulator:
         if event_type == "DELETED" or name not in self.nodes:
             return
         self.keep_node_ready(node_obj)
+        allowed = ((node_obj["metadata"].get("annotations") or {}).get(BOTH_MANAGERS_ANNOTATION) == "true")
+        if allowed != (name in self.both_allowed):
+            with self.lock:
+                (self.both_allowed.add if allowed else self.both_allowed.discard)(name)
+                self._reconcile_node(name)
+        self.follow_mig_config(node_obj)
+
+    # ----- the GPU Operator's MIG manager ------------------------------------------------
+
+    def follow_mig_config(self, node_obj):
+        """SIMULATED MIG manager: apply the layout named by nvidia.com/mig.config to the
+        node's MIG-capable GPUs, then report nvidia.com/mig.config.state as NVIDIA's does
+        (pending, then success or failed); the driver republishes the node's devices."""
+        name = node_obj["metadata"]["name"]
+        labels = node_obj["metadata"].get("labels") or {}
+        layout = labels.get(MIG_CONFIG_LABEL)
+        node = self.nodes[name]
+        if labels.get(MIG_CAPABLE_LABEL) != "true" or node.get("mig_layout") == layout:
+            return
+        node.setdefault("topology_gpus", node["gpus"])
+        if not layout:
+            # The label was removed: the GPU Operator would label the node with its default
+            # (all-disabled) again; the lab's equivalent is the topology's own layout.
+            self._relayout(name, node["topology_gpus"], None)
+            return
+        self.core.patch_node(name, {"metadata": {"labels": {MIG_STATE_LABEL: "pending"}}})
+        try:
+            groups = gpus.apply_mig_layout(node["topology_gpus"], layout)
+            gpus.node_devices(name, groups)
+        except gpus.TopologyError as exc:
+            LOG.warning("node %s: MIG manager cannot apply %s: %s", name, layout, exc)
+            node["mig_layout"] = layout
+            self.core.patch_node(name, {"metadata": {"labels": {MIG_STATE_LABEL: "failed"}}})
+            return
+        self._relayout(name, groups, layout)
+        LOG.info("node %s: MIG layout %s applied (%d devices)", name, layout, len(node["devices"]))
+        self.core.patch_node(name, {"metadata": {"labels": {MIG_STATE_LABEL: "success"}}})
+
+    def _relayout(self, name, groups, layout):
+        node = self.nodes[name]
+        with self.lock:
+            node["gpus"], node["devices"], node["mig_layout"] = groups, gpus.node_devices(name, groups), layout
+            if self._publishes(name):
+                self.publish(name)
 
     def run(self):
         """Serve until stopped; returns the exit status (1: a slice was rejected at start)."""

@@ -187,3 +187,48 @@ def slice_specs(node, devices, generation):
                       "pool": {"name": node, "generation": generation, "resourceSliceCount": count},
                       "devices": chunk})
     return specs
+
+
+def mig_capable(groups):
+    """Whether any GPU of the node supports MIG (what GPU Feature Discovery labels)."""
+    return any(_model(group["model"]).get("mig") for group in groups or [])
+
+
+def _most_of(profile, table):
+    """How many partitions of one profile fit on one GPU, as NVIDIA's all-<profile> layouts
+    carve it (for example 7 of 1g.10gb, 2 of 3g.40gb on an H100)."""
+    count = 0
+    while True:
+        profiles = [profile] * (count + 1)
+        if sum(int(p.split("g", 1)[0]) for p in profiles) > _COMPUTE_SLICES or \
+                _place([_PLACEMENTS[table[p][0]] for p in profiles]) is None:
+            return count
+        count += 1
+
+
+def apply_mig_layout(groups, layout):
+    """The node's GPU groups after the MIG manager applied ``layout`` (a name from NVIDIA's
+    default-mig-parted-config: all-disabled, all-enabled or all-<profile>). Raises
+    TopologyError when the layout names a profile none of the node's MIG GPUs has."""
+    changed, applied = [], False
+    for group in groups:
+        table = _MIG_PROFILES.get(_model(group["model"]).get("mig", ""))
+        entry = {k: v for k, v in group.items() if k != "mig"}
+        if table is not None:
+            if layout == "all-disabled":
+                applied = True
+            elif layout == "all-enabled":
+                entry["mig"] = list(group.get("mig") or [])
+                applied = True
+            elif layout.startswith("all-") and layout[4:] in table:
+                entry["mig"] = [layout[4:]] * _most_of(layout[4:], table)
+                applied = True
+            elif group.get("mig"):
+                entry["mig"] = group["mig"]
+        elif group.get("mig"):
+            entry["mig"] = group["mig"]
+        changed.append(entry)
+    if not applied:
+        raise TopologyError("MIG configuration %r is not in the default mig-parted config for this node's GPUs"
+                            % layout)
+    return changed

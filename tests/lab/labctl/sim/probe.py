@@ -65,14 +65,31 @@ def example_lines(devices):
     return "".join("GPU_DEVICE_%d=%s\n" % (i, d["name"]) for i, d in enumerate(devices))
 
 
-def answer(pod, allocated, node_devices):
+# What NVIDIA's plugin puts into a container of a claim prepared with MPS (its CDI edits):
+# the pipe directory of the claim's MPS control daemon. The limits live in that daemon.
+MPS_PIPE_ENV = "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps"
+
+
+def mps_lines(pod, sharing):
+    """The probe's `env | grep CUDA_MPS` part: present only when a device was prepared with MPS."""
+    text = " ".join(" ".join(c.get("args") or []) + " ".join(c.get("command") or [])
+                    for c in pod["spec"].get("containers") or [])
+    if "CUDA_MPS" not in text:
+        return ""
+    if any((s or {}).get("strategy") == "MPS" for s in (sharing or {}).values()):
+        return MPS_PIPE_ENV + "\n"
+    return ""
+
+
+def answer(pod, allocated, node_devices, sharing=None):
     """(exit_code, termination message) for a completed probe pod."""
     mode = behaviour(pod)
     if mode == "fail":
         return 1, "simulated probe failure: NVIDIA-SMI has failed because it couldn't communicate with the driver\n"
     kind = probe_kind(pod)
     if kind == "nvidia":
-        return 0, nvidia_smi_lines(allocated, node_devices, extra=mode == "extra-gpu", wrong=mode == "wrong-uuid")
+        return 0, nvidia_smi_lines(allocated, node_devices, extra=mode == "extra-gpu",
+                                   wrong=mode == "wrong-uuid") + mps_lines(pod, sharing)
     if kind == "example":
         return 0, example_lines(allocated)
     return 0, ""

@@ -89,3 +89,16 @@ def test_smoke_test_refuses_selectors_that_are_not_conditions():
     run = SmokeRun(FakeKube(), smoke_params(first_available=[{"name": "a", "selectors": ["device.driver"]}]))
     with pytest.raises(SmokeFailure, match=r"first_available\[0\].selectors\[0\] 'device.driver' gives a string"):
         run.check_cluster()
+
+
+def test_a_prepare_failure_still_reports_when_the_claim_was_allocated():
+    """The driver refuses a pod only after the scheduler placed it: the verdict must not
+    return before it has noted the allocation, whichever pod comes first in the list."""
+    clock = iter([0.0, 2.5, 9.0]).__next__
+    run = SmokeRun(FakeKube(), smoke_params(pods=2), clock=clock)
+    run.prepare_failures["probe-0"] = "strict decoding error"
+    pods = [{"metadata": {"name": "probe-%d" % i}, "spec": {"nodeName": "node-a"}, "status": {"phase": "Pending"}}
+            for i in range(2)]
+    verdict, failure = run._pod_verdict(pods)
+    assert verdict == "failed" and failure.kind == "prepare_failed"
+    assert run.timings == {"allocated_after": 2.5}

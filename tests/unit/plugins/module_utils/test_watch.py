@@ -83,3 +83,51 @@ def test_times_out_with_what_it_last_saw(clock):
     with pytest.raises(watch.WaitTimeout, match="timed out after 5s waiting for slices") as info:
         watch.wait_until(lambda: ([obj("a", 1)], "1"), watcher, lambda items: None, 5, "slices", clock=clock)
     assert [i["metadata"]["name"] for i in info.value.state] == ["a"]
+
+
+def test_recheck_every_sees_what_another_thread_found_without_an_event(clock):
+    windows, found = [], []
+
+    def watcher(rv, seconds):
+        windows.append(seconds)
+        clock.now += seconds
+        if len(windows) == 3:
+            found.append("prepare failed")  # what a recorder thread would have seen meanwhile
+        return iter([])
+
+    result, _stats = watch.wait_until(lambda: ([], "1"), watcher, lambda items: found[0] if found else None, 300,
+                                      "pods", clock=clock, recheck_every=5)
+    assert result == "prepare failed" and windows == [5, 5, 5] and clock.now == 15
+    windows[:] = []
+    with pytest.raises(watch.WaitTimeout):
+        watch.wait_until(lambda: ([], "1"), watcher, lambda items: None, 120, "pods", clock=clock)
+    assert windows == [60, 60]
+
+
+def test_an_error_the_condition_raises_ends_the_wait_at_once(clock):
+    class Failed(watch.ConditionFailed):
+        pass
+
+    def condition(items):
+        if items:
+            raise Failed("the MIG manager reports failed")
+        return None
+
+    with pytest.raises(Failed):
+        watch.wait_until(lambda: ([], "1"), lambda rv, s: iter([("ADDED", obj("a", 2))]), condition, 300, "a",
+                         clock=clock, sleep=clock.sleep)
+    assert clock.now == 0
+
+
+def test_other_errors_of_a_condition_are_retried_like_a_dropped_connection(clock):
+    calls = []
+
+    def condition(items):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionResetError("the condition read the API while it restarted")
+        return True
+
+    result, stats = watch.wait_until(lambda: ([], "1"), lambda rv, s: iter(()), condition, 30, "a",
+                                     clock=clock, sleep=clock.sleep)
+    assert result is True and stats["reconnects"] == 1

@@ -1,0 +1,200 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_fit
+short_description: How many replicas of some workloads fit on the free GPUs, with whole GPUs, sharing or MIG
+version_added: 0.2.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - Read-only packing plan. Reads the ResourceSlices of O(driver) and every ResourceClaim, and answers for
+    O(workloads) how many replicas fit, per node and in total, in three alternative ways, each computed on
+    its own (they are not added up).
+  - V(whole_gpu) gives each replica one free GPU (a device with attribute C(type=gpu)) with at least the
+    workload's memory, as the device plugin does.
+  - V(shared) puts one shared ResourceClaim (time-slicing or MPS) on each free GPU, holding as many replicas of
+    one workload as the workload's memory fits into the GPU's memory whole times. One GPU serves one workload,
+    because MPS sets one pinned-memory limit and one active-thread percentage for every client of a claim.
+  - For MPS each V(shared) placement carries the claim's C(mpsConfig), with C(defaultPinnedDeviceMemoryLimit) set
+    to the workload's memory and C(defaultActiveThreadPercentage) to 100 divided by the replicas on that GPU,
+    rounded down. Time-slicing enforces no memory limit, so there the memory figure is bookkeeping.
+  - V(mig) gives each replica one free published MIG device (attribute C(type=mig)) whose C(memory) capacity is
+    at least the workload's, the smallest fitting profile first.
+  - Workloads are placed greedily in the order given, each taking the smallest free device that fits (so large
+    devices stay free for large workloads); list the workloads that matter most first.
+  - A device allocated to any claim is not free, shared or not, because how much of it is used cannot be seen
+    from the API. Only the newest complete generation of each pool counts, as the scheduler does.
+  - Replicas that do not fit are listed per strategy with the reason in words.
+  - Fails, before anything is read, on a malformed workload, naming the field and what to write instead.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - dra.gpu.read_only
+options:
+  workloads:
+    description:
+      - The workloads to place, each a mapping with C(name) (required, unique), C(memory) (required, the GPU
+        memory one replica needs as a Kubernetes quantity such as V(4Gi) or V(4G); V(4GB) is refused),
+        C(replicas) (a whole number, default V(1)) and C(model) (optional).
+      - C(model) keeps only devices whose C(productName) attribute contains it, ignoring case, for example V(L4)
+        or V(A100). A match that runs on into more digits does not count, so V(A10) does not match an A100 and
+        V(L4) does not match an L40S.
+    type: list
+    elements: dict
+    required: true
+  nodes:
+    description:
+      - Only devices local to these nodes. Unset or empty, every node.
+    type: list
+    elements: str
+  driver:
+    description:
+      - The DRA driver whose devices are counted.
+    type: str
+    default: gpu.nvidia.com
+notes:
+  - A pool left out because it is incomplete or invalid is listed in RV(ignored_pools).
+  - The greedy placement is a plan, not a promise; the scheduler places pods one by one and other claims may be
+    allocated in between.
+"""
+
+EXAMPLES = r"""
+- name: How many inference replicas fit, three ways
+  dra.gpu.gpu_fit:
+    workloads:
+      - name: inference
+        memory: 4Gi
+        replicas: 40
+  register: fit
+
+- name: Show the answer
+  ansible.builtin.debug:
+    msg: "{{ fit.summary }}"
+
+- name: Large jobs on A100s first, then small ones anywhere, on two nodes only
+  dra.gpu.gpu_fit:
+    nodes: [gpu-node-1, gpu-node-2]
+    workloads:
+      - {name: training, memory: 40Gi, replicas: 4, model: A100}
+      - {name: notebooks, memory: 8Gi, replicas: 20}
+  register: fit
+
+- name: Stop when sharing cannot hold every replica
+  ansible.builtin.assert:
+    that: fit.unplaced.shared | length == 0
+    fail_msg: "{{ fit.unplaced.shared | map(attribute='reason') | join('; ') }}"
+"""
+
+RETURN = r"""
+summary:
+  description: The answer in one line.
+  returned: always
+  type: str
+  sample: "40 replicas requested: 6 fit with whole GPUs, 36 with sharing (6.0x), 0 with MIG"
+requested:
+  description: Replicas requested, all workloads together.
+  returned: always
+  type: int
+  sample: 40
+strategies:
+  description:
+    - One entry per strategy, V(whole_gpu), V(shared) and V(mig), each computed on its own.
+    - Each has C(total) (replicas placed), C(by_node) (replicas placed per node, every node with a free device
+      of the strategy's kind listed, V(0) included), C(devices_used) and C(placements).
+    - Each placement is one device given to one workload, with C(workload), C(node), C(pool), C(device),
+      C(model) (the C(productName)), C(memory) (the device's) and C(replicas).
+      V(mig) placements add C(profile); V(shared) placements add C(mps_config), the claim's
+      C(sharing.mpsConfig) for MPS (C(defaultPinnedDeviceMemoryLimit), C(defaultActiveThreadPercentage)).
+    - Devices without a node of their own are counted under V((all_nodes)) or V((node_selector)).
+  returned: always
+  type: dict
+  sample:
+    whole_gpu:
+      total: 6
+      by_node: {node-a: 2, node-b: 4}
+      devices_used: 6
+      placements:
+        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 24Gi,
+           replicas: 1}
+    shared:
+      total: 36
+      by_node: {node-a: 12, node-b: 24}
+      devices_used: 6
+      placements:
+        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 24Gi,
+           replicas: 6, mps_config: {defaultPinnedDeviceMemoryLimit: 4Gi, defaultActiveThreadPercentage: 16}}
+    mig: {total: 0, by_node: {}, devices_used: 0, placements: []}
+workloads:
+  description:
+    - Each workload as understood (C(name), C(memory), C(model), C(requested)) with the replicas placed by
+      each strategy (C(whole_gpu), C(shared), C(mig)).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {name: inference, memory: 4Gi, model: null, requested: 40, whole_gpu: 6, shared: 36, mig: 0}
+unplaced:
+  description:
+    - Per strategy, the workloads with replicas left over, each with C(workload), C(replicas) (left over),
+      C(requested) and C(reason) in words.
+  returned: always
+  type: dict
+  sample:
+    whole_gpu:
+      - {workload: inference, replicas: 34, requested: 40,
+         reason: "34 of 40 replicas left over: all 6 free GPUs with 4Gi or more are full"}
+    shared:
+      - {workload: inference, replicas: 4, requested: 40,
+         reason: "4 of 40 replicas left over: all 6 free GPUs with 4Gi or more are full"}
+    mig:
+      - {workload: inference, replicas: 40, requested: 40,
+         reason: "no MIG device is published: no GPU on the selected nodes has MIG enabled with instances created"}
+inventory:
+  description: The devices the plan could use, C(gpu) and C(mig), each with C(count) and C(free).
+  returned: always
+  type: dict
+  sample: {gpu: {count: 6, free: 6}, mig: {count: 0, free: 0}}
+ignored_pools:
+  description: Pools of O(driver) the scheduler would not use, with the reason (incomplete, or duplicate device names).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {driver: gpu.nvidia.com, pool: node-c, generation: 2, reason: "incomplete: 1 of 2 slices published"}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_fit, inputs
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(
+        workloads=dict(type="list", elements="dict", required=True),
+        nodes=dict(type="list", elements="str"),
+        driver=dict(type="str", default=gpu_fit.DEFAULT_DRIVER),
+    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    client.check_libraries(module)
+    params = module.params
+    inputs.refuse(module, gpu_fit.input_checks(params["workloads"]) + [
+        lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
+        lambda: inputs.strings("nodes", params["nodes"]),
+    ])
+
+    def read(kube):
+        slice_list, _version = kube.slices(params["driver"])
+        return gpu_fit.from_slices(slice_list, kube.claims(), params["workloads"], params["driver"], params["nodes"])
+
+    client.exit_with_reading(module, read, inputs.InputError)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Never two GPU managers on one node, and no driver removed under allocated claims (issue 14,
+items 4 and 5), against the lab: the simulated device plugin gives a real pod nvidia.com/gpu on
+node-a through the real scheduler; the simulated DRA driver's claim is allocated by it too."""
+
+import uuid
+
+import pytest
+from kubernetes import client
+
+from conftest import DRIVER, plugin_daemonset, run_module, run_playbook, slices_lister
+from waiting import wait_for_object, wait_until_gone
+
+PAUSE = "registry.k8s.io/pause:3.10"
+DEVICE_PLUGIN_LABEL = {"app": "nvidia-device-plugin-daemonset"}
+PLAN = {"version": "v26.7.0", "dra_mode": "standalone", "check_charts": False}
+
+
+def offered(node):
+    return (node["status"].get("allocatable") or {}).get("nvidia.com/gpu")
+
+
+@pytest.fixture
+def scratch(api, custom):
+    core = client.CoreV1Api(api)
+    ns = "it-handover-" + uuid.uuid4().hex[:6]
+    core.create_namespace({"metadata": {"name": ns}})
+    wait_for_object(core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
+                    "the default service account in " + ns, timeout=30, namespace=ns)
+    yield ns
+    core.delete_namespace(ns)
+    wait_until_gone(core.list_namespace, lambda n: n["metadata"]["name"] == ns, "namespace " + ns, timeout=120)
+    wait_for_object(core.list_node, lambda n: offered(n) is None, "node-a without nvidia.com/gpu", timeout=60,
+                    field_selector="metadata.name=node-a")
+    wait_until_gone(slices_lister(custom), lambda s: s["spec"]["driver"] == DRIVER, "the driver's slices", timeout=60)
+
+
+def running(core, ns, name):
+    return wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
+                           "pod %s Running" % name, timeout=60, namespace=ns, field_selector="metadata.name=" + name)
+
+
+def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scratch):
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    apps.create_namespaced_daemon_set(scratch, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
+        "spec": {"selector": {"matchLabels": DEVICE_PLUGIN_LABEL}, "template": {
+            "metadata": {"labels": DEVICE_PLUGIN_LABEL},
+            "spec": {"nodeSelector": {"kubernetes.io/hostname": "node-a"},
+                     "containers": [{"name": "plugin", "image": PAUSE}]}}}})
+    wait_for_object(core.list_node, lambda n: offered(n) == "2", "node-a offering nvidia.com/gpu: 2", timeout=60,
+                    field_selector="metadata.name=node-a")
+    core.create_namespaced_pod(scratch, {"metadata": {"name": "llm"}, "spec": {"containers": [
+        {"name": "main", "image": PAUSE, "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}})
+    assert running(core, scratch, "llm")["spec"]["nodeName"] == "node-a"
+
+    refused = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-a"]))
+    assert refused.get("failed"), refused
+    assert "%s/llm on node-a (1 GPU)" % scratch in refused["msg"] and "gpu_workload_info" in refused["msg"]
+    assert refused["device_plugin_holders"] == [{"namespace": scratch, "name": "llm", "node": "node-a", "gpus": 1}]
+    # the node with no such pod may move
+    other = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-b"]))
+    assert not other.get("failed"), other["msg"]
+    assert other["dra_nodes"] == ["node-b"]
+
+    core.delete_namespaced_pod("llm", scratch)
+    wait_until_gone(core.list_namespaced_pod, lambda p: p["metadata"]["name"] == "llm", "pod llm", timeout=60,
+                    namespace=scratch)
+    moved = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-a"]))
+    assert not moved.get("failed"), moved["msg"]
+    assert [p["node"] for p in moved["node_patches"] if p["node"] == "node-a"] == ["node-a"]
+
+
+def test_removal_is_refused_while_a_claim_holds_the_drivers_devices(api, custom, scratch, gpu_class):
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    apps.create_namespaced_daemon_set(scratch, plugin_daemonset("kubelet-plugin"))
+    wait_for_object(slices_lister(custom), lambda s: s["spec"].get("nodeName") == "node-b",
+                    "a ResourceSlice for node-b", timeout=60)
+    custom.create_namespaced_custom_object("resource.k8s.io", "v1", scratch, "resourceclaims", {
+        "metadata": {"name": "train"}, "spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": gpu_class}}]}}})
+    core.create_namespaced_pod(scratch, {"metadata": {"name": "trainer"}, "spec": {
+        "containers": [{"name": "main", "image": PAUSE, "resources": {"claims": [{"name": "gpu"}]}}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "train"}]}})
+    running(core, scratch, "trainer")
+
+    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local",
+             "roles": [{"role": "dra.gpu.gpu_operator", "vars": {"gpu_operator_state": "absent"}}]}]
+    rc, report, _stderr = run_playbook(play)
+    assert rc != 0
+    failed = [t["hosts"]["localhost"] for p in report["plays"] for t in p["tasks"]
+              if t["hosts"].get("localhost", {}).get("failed")]
+    message = failed[-1]["msg"]
+    assert "1 ResourceClaim(s) hold devices of gpu.nvidia.com: %s/train" % scratch in message, message
+    assert "pods: trainer" in message and "gpu_operator_force_removal" in message
+    # forced, the plan goes on; the pod is not touched
+    forced = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, state="absent", force_removal=True))
+    assert not forced.get("failed"), forced["msg"]
+    assert running(core, scratch, "trainer")["metadata"].get("deletionTimestamp") is None
