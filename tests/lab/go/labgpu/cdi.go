@@ -14,6 +14,8 @@ type cdiSpec struct {
 	Version string      `json:"cdiVersion"`
 	Kind    string      `json:"kind"`
 	Devices []cdiDevice `json:"devices"`
+	// Applied once when any device of the spec is injected: the claim's MPS pipe directory.
+	ContainerEdits *cdiContainerEdits `json:"containerEdits,omitempty"`
 }
 
 type cdiDevice struct {
@@ -22,8 +24,26 @@ type cdiDevice struct {
 }
 
 type cdiContainerEdits struct {
-	Env         []string        `json:"env"`
-	DeviceNodes []cdiDeviceNode `json:"deviceNodes"`
+	Env         []string        `json:"env,omitempty"`
+	DeviceNodes []cdiDeviceNode `json:"deviceNodes,omitempty"`
+	Mounts      []cdiMount      `json:"mounts,omitempty"`
+}
+
+type cdiMount struct {
+	HostPath      string   `json:"hostPath"`
+	ContainerPath string   `json:"containerPath"`
+	Options       []string `json:"options"`
+}
+
+// MPSEdits connect a container to a claim's (stand-in) MPS control daemon as NVIDIA's
+// plugin does: the pipe directory bind-mounted at /tmp/nvidia-mps and named in
+// CUDA_MPS_PIPE_DIRECTORY.
+func MPSEdits(hostDir string) *cdiContainerEdits {
+	return &cdiContainerEdits{
+		Env: []string{"CUDA_MPS_PIPE_DIRECTORY=" + MPSPipeInContainer},
+		Mounts: []cdiMount{{HostPath: hostDir, ContainerPath: MPSPipeInContainer,
+			Options: []string{"ro", "nosuid", "nodev", "bind"}}},
+	}
 }
 
 type cdiDeviceNode struct {
@@ -47,9 +67,9 @@ func CDIName(claimUID, device string) string {
 }
 
 // WriteSpec writes the CDI spec for a claim's devices atomically (containerd may read it
-// at any moment).
-func WriteSpec(dir, claimUID string, gpus []GPU) error {
-	spec := cdiSpec{Version: "0.6.0", Kind: CDIKind}
+// at any moment). Edits, when not nil, apply to the whole claim.
+func WriteSpec(dir, claimUID string, gpus []GPU, edits *cdiContainerEdits) error {
+	spec := cdiSpec{Version: "0.6.0", Kind: CDIKind, ContainerEdits: edits}
 	for _, gpu := range gpus {
 		spec.Devices = append(spec.Devices, cdiDevice{
 			Name: fmt.Sprintf("%s-%s", claimUID, gpu.Name),

@@ -16,16 +16,20 @@ type Driver struct {
 	Name   string
 	Node   string
 	CDIDir string
+	// MPSRoot holds one stand-in MPS pipe directory per claim prepared with MPS.
+	MPSRoot string
+	// Gates are the feature gates the plugin runs with (FEATURE_GATES, as NVIDIA's chart sets it).
+	Gates  map[string]bool
 	byName map[string]GPU
 }
 
 // NewDriver serves the given inventory.
-func NewDriver(name, node, cdiDir string, gpus []GPU) *Driver {
+func NewDriver(name, node, cdiDir, mpsRoot string, gates map[string]bool, gpus []GPU) *Driver {
 	byName := make(map[string]GPU, len(gpus))
 	for _, gpu := range gpus {
 		byName[gpu.Name] = gpu
 	}
-	return &Driver{Name: name, Node: node, CDIDir: cdiDir, byName: byName}
+	return &Driver{Name: name, Node: node, CDIDir: cdiDir, MPSRoot: mpsRoot, Gates: gates, byName: byName}
 }
 
 // PrepareResourceClaims writes one CDI spec per claim and returns its device names.
@@ -41,7 +45,13 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 	if claim.Status.Allocation == nil {
 		return kubeletplugin.PrepareResult{Err: fmt.Errorf("claim %s/%s is not allocated", claim.Namespace, claim.Name)}
 	}
-	var gpus []GPU
+	sharing, err := SharingFor(d.Name, &claim.Status.Allocation.Devices, d.Gates)
+	if err != nil {
+		return kubeletplugin.PrepareResult{Err: fmt.Errorf("error preparing devices for claim %s/%s:%s: prepare devices failed: %w",
+			claim.Namespace, claim.Name, claim.UID, err)}
+	}
+	var gpus, mpsGPUs []GPU
+	var mps *mpsConfig
 	var devices []kubeletplugin.Device
 	for _, result := range claim.Status.Allocation.Devices.Results {
 		if result.Driver != d.Name || result.Pool != d.Node {
@@ -53,10 +63,24 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 				claim.Namespace, claim.Name, result.Device, d.Node)}
 		}
 		gpus = append(gpus, gpu)
+		if s := sharing[result.Device]; s != nil && s.Strategy == "MPS" {
+			mpsGPUs, mps = append(mpsGPUs, gpu), s.MpsConfig
+		}
 		devices = append(devices, kubeletplugin.Device{Requests: []string{result.Request}, PoolName: result.Pool,
 			DeviceName: result.Device, CDIDeviceIDs: []string{CDIName(string(claim.UID), gpu.Name)}})
 	}
-	if err := WriteSpec(d.CDIDir, string(claim.UID), gpus); err != nil {
+	var edits *cdiContainerEdits
+	if len(mpsGPUs) > 0 {
+		commands, err := mpsCommands(mps, mpsGPUs)
+		if err == nil {
+			err = writeMPSDir(MPSDir(d.MPSRoot, string(claim.UID)), commands)
+		}
+		if err != nil {
+			return kubeletplugin.PrepareResult{Err: fmt.Errorf("error applying GPU config to claim %s/%s: %w", claim.Namespace, claim.Name, err)}
+		}
+		edits = MPSEdits(MPSDir(d.MPSRoot, string(claim.UID)))
+	}
+	if err := WriteSpec(d.CDIDir, string(claim.UID), gpus, edits); err != nil {
 		return kubeletplugin.PrepareResult{Err: fmt.Errorf("writing the CDI spec of claim %s/%s: %w", claim.Namespace, claim.Name, err)}
 	}
 	klog.FromContext(ctx).Info("prepared", "claim", klog.KObj(claim), "devices", len(devices))
@@ -70,6 +94,9 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 		err := os.Remove(SpecFile(d.CDIDir, string(claim.UID)))
 		if os.IsNotExist(err) {
 			err = nil
+		}
+		if err == nil {
+			err = os.RemoveAll(MPSDir(d.MPSRoot, string(claim.UID)))
 		}
 		results[claim.UID] = err
 		klog.FromContext(ctx).Info("unprepared", "claim", claim.NamespacedName)

@@ -7,10 +7,35 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 )
+
+// reportMPS prints what a container of an MPS claim is connected to: the pipe directory
+// NVIDIA's plugin names in CUDA_MPS_PIPE_DIRECTORY and, from the node lab's stand-in daemon
+// in that directory, the limits it was started with (on a real node: ask the daemon,
+// `echo get_default_active_thread_percentage | nvidia-cuda-mps-control`). False when the
+// variable names a directory that was not mounted.
+func reportMPS(out *strings.Builder) bool {
+	dir := os.Getenv("CUDA_MPS_PIPE_DIRECTORY")
+	if dir == "" {
+		return true
+	}
+	fmt.Fprintf(out, "CUDA_MPS_PIPE_DIRECTORY=%s\n", dir)
+	data, err := os.ReadFile(filepath.Join(dir, "control-daemon.commands"))
+	if err != nil {
+		fmt.Fprintf(out, "error: no MPS control daemon at %s: %v\n", dir, err)
+		return false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line != "" {
+			fmt.Fprintf(out, "MPS control daemon: %s\n", line)
+		}
+	}
+	return true
+}
 
 func main() {
 	var minors []int
@@ -38,6 +63,9 @@ func main() {
 	}
 	if len(minors) == 0 {
 		out.WriteString("no GPU: no DRA_LAB_GPU_* variable was injected\n")
+		status = 1
+	}
+	if !reportMPS(&out) {
 		status = 1
 	}
 	fmt.Print(out.String())

@@ -25,6 +25,7 @@ func main() {
 	product := flag.String("product", "NVIDIA L4", "productName attribute of each stand-in GPU")
 	memory := flag.String("memory", "24Gi", "memory capacity of each stand-in GPU")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where containerd reads CDI specs")
+	mpsRoot := flag.String("mps-root", "/var/run/dra-lab-mps", "host directory for the claims' stand-in MPS pipe directories")
 	klog.InitFlags(nil)
 	flag.Parse()
 	logger := klog.Background()
@@ -33,13 +34,13 @@ func main() {
 		logger.Error(nil, "NODE_NAME is not set; give it from the downward API (spec.nodeName)")
 		os.Exit(2)
 	}
-	if err := run(*driverName, node, *count, *product, *memory, *cdiDir); err != nil {
+	if err := run(*driverName, node, *count, *product, *memory, *cdiDir, *mpsRoot); err != nil {
 		logger.Error(err, "lab-gpu-plugin stopped")
 		os.Exit(1)
 	}
 }
 
-func run(driverName, node string, count int, product, memory, cdiDir string) error {
+func run(driverName, node string, count int, product, memory, cdiDir, mpsRoot string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background())
@@ -56,7 +57,8 @@ func run(driverName, node string, count int, product, memory, cdiDir string) err
 		return err
 	}
 	gpus := labgpu.Inventory(node, count, product, memory)
-	driver := labgpu.NewDriver(driverName, node, cdiDir, gpus)
+	// The sharing gates, off unless named, as NVIDIA's chart renders featureGates.
+	driver := labgpu.NewDriver(driverName, node, cdiDir, mpsRoot, labgpu.ParseGates(os.Getenv("FEATURE_GATES")), gpus)
 	helper, err := kubeletplugin.Start(ctx, driver, kubeletplugin.DriverName(driverName),
 		kubeletplugin.KubeClient(client), kubeletplugin.NodeName(node))
 	if err != nil {
@@ -69,7 +71,7 @@ func run(driverName, node string, count int, product, memory, cdiDir string) err
 	if err := helper.PublishResources(ctx, resources); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("publishing", "driver", driverName, "node", node, "gpus", count)
+	klog.FromContext(ctx).Info("publishing", "driver", driverName, "node", node, "gpus", count, "gates", driver.Gates)
 	<-ctx.Done()
 	return nil
 }
