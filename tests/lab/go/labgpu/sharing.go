@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -165,7 +166,7 @@ func SharingFor(driver string, allocation *resourceapi.DeviceAllocationResult, g
 		chosen[result.Device] = nil
 		for i := len(candidates) - 1; i >= 0; i-- {
 			c := candidates[i]
-			if len(c.requests) == 0 || contains(c.requests, result.Request) {
+			if len(c.requests) == 0 || slices.Contains(c.requests, result.Request) {
 				chosen[result.Device] = c.config.Sharing
 				break
 			}
@@ -177,15 +178,6 @@ func SharingFor(driver string, allocation *resourceapi.DeviceAllocationResult, g
 		}
 	}
 	return chosen, nil
-}
-
-func contains(list []string, item string) bool {
-	for _, entry := range list {
-		if entry == item {
-			return true
-		}
-	}
-	return false
 }
 
 // mpsCommands are the daemon's start-up commands for the claim's MPS devices, as NVIDIA's
@@ -201,11 +193,11 @@ func mpsCommands(mps *mpsConfig, gpus []GPU) ([]string, error) {
 	}
 	limits := map[string]string{}
 	if mps.DefaultPinnedDeviceMemoryLimit != nil {
+		megabyte, err := megabytes(*mps.DefaultPinnedDeviceMemoryLimit)
+		if err != nil {
+			return nil, fmt.Errorf("error transforming DefaultPerDevicePinnedMemoryLimit into string: default %w", err)
+		}
 		for _, gpu := range gpus {
-			megabyte, err := megabytes(*mps.DefaultPinnedDeviceMemoryLimit)
-			if err != nil {
-				return nil, fmt.Errorf("error transforming DefaultPerDevicePinnedMemoryLimit into string: default %w", err)
-			}
 			limits[gpu.UUID] = megabyte
 		}
 	}

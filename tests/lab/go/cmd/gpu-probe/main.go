@@ -24,6 +24,7 @@ func reportMPS(out *strings.Builder) bool {
 		return true
 	}
 	fmt.Fprintf(out, "CUDA_MPS_PIPE_DIRECTORY=%s\n", dir)
+	// labgpu.MPSCommandsFile, named again here so the probe's image does not carry client-go.
 	data, err := os.ReadFile(filepath.Join(dir, "control-daemon.commands"))
 	if err != nil {
 		fmt.Fprintf(out, "error: no MPS control daemon at %s: %v\n", dir, err)
