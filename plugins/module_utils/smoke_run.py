@@ -163,9 +163,9 @@ class SmokeRun:
     # ----- claims ------------------------------------------------------------------------
 
     def _record_claims(self, timeout):
-        """Watch this run's claims in the background and keep, per claim, the last state
-        that shows it allocated and reserved: once a probe pod completes, the claim
-        controller releases (and for templates deletes) its claim, before we could read it."""
+        """Watch this run's claims in the background and keep, per claim, its allocation and
+        every pod it was reserved for: once a probe pod completes, the claim controller
+        releases (and for templates deletes) its claim, before we could read it."""
         selector = "%s=%s" % (smoke.RUN_LABEL, self.run_id)
 
         def list_fn(**kw):
@@ -176,12 +176,15 @@ class SmokeRun:
             for claim in items:
                 status = claim.get("status") or {}
                 if status.get("allocation") and status.get("reservedFor"):
+                    # Every pod the claim was ever reserved for during the run: the controller
+                    # releases a finished pod's reservation, so with several pods on one claim
+                    # the first can be gone before the last is reserved (seen with both cores busy).
                     known = self.claims.get(claim["metadata"]["name"])
-                    reserved = len(status["reservedFor"])
-                    if known is None or reserved >= len((known.get("status") or {}).get("reservedFor") or []):
-                        with self.claims_seen:
-                            self.claims[claim["metadata"]["name"]] = claim
-                            self.claims_seen.notify_all()
+                    reserved = list(((known or {}).get("status") or {}).get("reservedFor") or [])
+                    reserved += [r for r in status["reservedFor"] if r not in reserved]
+                    with self.claims_seen:
+                        self.claims[claim["metadata"]["name"]] = dict(claim, status=dict(status, reservedFor=reserved))
+                        self.claims_seen.notify_all()
             return None
 
         def run():
