@@ -5,6 +5,16 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 lab() { "$root/.venv/bin/python" "$root/tests/lab/lab.py" "$@"; }
+# What is running now, and where its output goes: when a step fails, the last lines CI
+# keeps name it and its failing tasks or tests, after the labs' logs rather than before them.
+stage="start"
+stage_log=""
+summarise_failure() {
+  echo "=== integration FAILED during: $stage"
+  if [ -n "$stage_log" ] && [ -f "$stage_log" ]; then
+    grep -E '^(fatal|failed): |FAILED!|^(FAILED|ERROR) |^CRITICAL|ERROR +Ansible return code' "$stage_log" | grep -v 'FAILED - RETRYING' | tail -n 20 | cut -c1-600 || true
+  fi
+}
 on_exit() {
   local code=$?
   if [ "$code" -ne 0 ] && [ -d "${LAB_STATE_DIR:-}/run" ]; then
@@ -16,19 +26,23 @@ on_exit() {
   fi
   lab down || true
   lab node-down || true
+  [ "$code" -ne 0 ] && summarise_failure
   exit "$code"
 }
 trap on_exit EXIT
 # The preflight test also starts a lab at an older version (tests/integration/old_lab.py);
 # building it here keeps that cost visible (seconds when cached).
+stage="build Kubernetes 1.34.4 for the preflight test"
 t0=$SECONDS
 LAB_K8S_VERSION=1.34.4 lab build
 echo "integration: Kubernetes 1.34.4 for the preflight test ready in $((SECONDS - t0))s"
 # The node lab's package mirror (kubeadm, kubelet, kubectl .debs of both versions) for
 # tests/integration/test_node_mirror.py; the node binaries are compiled here when not cached.
+stage="node lab package mirror"
 t0=$SECONDS
 lab mirror --root "$root/.lab/test-mirror" --versions 1.34.4 1.35.4
 echo "integration: node lab package mirror ready in $((SECONDS - t0))s"
+stage="lab up"
 t0=$SECONDS
 lab up
 echo "integration: lab up in $((SECONDS - t0))s"
@@ -38,20 +52,28 @@ eval "$(lab env --venv-bin "$root/.venv/bin")"
 "$root/tests/lab/host-packages.sh"
 leftovers="$root/.lab/node-leftovers-before.json"
 python3 "$root/tests/integration/node_lab_leftovers.py" snapshot "$leftovers"
+stage="node lab up"
 t0=$SECONDS
 lab node-up
 echo "integration: node lab up in $((SECONDS - t0))s"
 eval "$(lab node-env)"
-python -m pytest -q -p no:cacheprovider tests/integration "$@"
+mkdir -p "$root/.lab/logs"
+stage="pytest tests/integration"
+stage_log="$root/.lab/logs/pytest-integration.log"
+python -m pytest -q -p no:cacheprovider tests/integration "$@" 2>&1 | tee "$stage_log"
 export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
 if compgen -G "molecule/*/molecule.yml" >/dev/null; then
   for scenario in molecule/*/; do
     name=$(basename "$scenario")
     echo "=== molecule test -s $name"
-    molecule test -s "$name"
+    stage="molecule test -s $name"
+    stage_log="$root/.lab/logs/molecule-$name.log"
+    molecule test -s "$name" 2>&1 | tee "$stage_log"
   done
 fi
 # Stopping the node lab must leave nothing behind and touch nothing it did not create.
+stage="node lab down and leftovers check"
+stage_log=""
 t0=$SECONDS
 lab node-down
 echo "integration: node lab down in $((SECONDS - t0))s"
