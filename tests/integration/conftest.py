@@ -124,6 +124,59 @@ def gpu_class(custom):
     custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
 
 
+PAUSE = "registry.k8s.io/pause:3.10"
+DEVICE_PLUGIN_LABEL = {"app": "nvidia-device-plugin-daemonset"}
+BOTH_GPU_MANAGERS = "lab.dra.gpu/allow-both-gpu-managers"
+
+
+def on_node(name):
+    return {"kubernetes.io/hostname": name}
+
+
+def gpu_container(gpus):
+    return {"name": "main", "image": PAUSE, "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+
+
+def deployment(name, pod_spec, replicas):
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": pod_spec}}}
+
+
+def offered(node):
+    return (node["status"].get("allocatable") or {}).get("nvidia.com/gpu")
+
+
+@pytest.fixture
+def two_gpu_managers(api, custom, gpu_class):
+    """node-a: NVIDIA's device plugin; node-b: the DRA driver's kubelet plugin (as a migration
+    half-way leaves a cluster); both gone, with nvidia.com/gpu and the slices, at the end."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    ns = "it-workloads-" + uuid.uuid4().hex[:6]
+    core.create_namespace({"metadata": {"name": ns}})
+    wait_for_object(core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
+                    "the default service account in " + ns, timeout=30, namespace=ns)
+    old = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
+           "spec": {"selector": {"matchLabels": DEVICE_PLUGIN_LABEL},
+                    "template": {"metadata": {"labels": DEVICE_PLUGIN_LABEL},
+                                 "spec": {"nodeSelector": on_node("node-a"),
+                                          "containers": [{"name": "plugin", "image": PAUSE}]}}}}
+    apps.create_namespaced_daemon_set(ns, old)
+    apps.create_namespaced_daemon_set(ns, plugin_daemonset("kubelet-plugin"))
+    wait_for_object(core.list_node, lambda n: offered(n) == "2", "node-a offering nvidia.com/gpu: 2", timeout=60,
+                    field_selector="metadata.name=node-a")
+    wait_for_object(slices_lister(custom), lambda s: s["spec"].get("nodeName") == "node-b",
+                    "a ResourceSlice for node-b", timeout=60)
+    yield ns
+    core.patch_node("node-a", {"metadata": {"annotations": {BOTH_GPU_MANAGERS: None}}})
+    core.delete_namespace(ns)
+    wait_until_gone(core.list_namespace, lambda n: n["metadata"]["name"] == ns, "namespace " + ns, timeout=120)
+    wait_for_object(core.list_node, lambda n: offered(n) is None, "node-a without nvidia.com/gpu", timeout=60,
+                    field_selector="metadata.name=node-a")
+    wait_until_gone(slices_lister(custom), lambda s: s["spec"]["driver"] == DRIVER, "the driver's slices", timeout=60)
+
+
 def run_playbook(playbook, inventory=None, extra_args=(), env=None):
     """Run ansible-playbook as users do, with the JSON callback; return (rc, report, stderr).
 

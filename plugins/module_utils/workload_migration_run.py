@@ -1,0 +1,260 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Migrate one workload against a cluster: check, apply, follow the rollout, verify, roll back.
+
+The decisions (what the template becomes, when a rollout is done or stuck) are in
+workload_migration.py; this file only talks to the API, in an order that leaves nothing
+half-applied: both writes are dry-run first, the claim object is removed again when the
+workload update is refused, and a rollout that does not finish puts the old template back.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.dra.gpu.plugins.module_utils import watch
+from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
+from ansible_collections.dra.gpu.plugins.module_utils.client import (
+    RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
+
+# How often the rollout wait looks at the workload's status without a pod event: the
+# controller counts a pod available a moment after the pod's own last change.
+ROLLOUT_RECHECK = 2
+PLURALS = {"ResourceClaimTemplate": "resourceclaimtemplates", "ResourceClaim": "resourceclaims"}
+
+
+class MigrationFailed(Exception):
+    """The change was applied and did not work; ``details`` say what was put back."""
+
+    def __init__(self, message, **details):
+        super(MigrationFailed, self).__init__(message)
+        self.details = details
+
+
+def names_matching(kube, params):
+    """The names of the workloads of ``params["kind"]`` in the namespace that the label selector matches."""
+    wm.check_kind(params["kind"])
+    apps = kube.apps
+    list_fn = {"Deployment": apps.list_namespaced_deployment, "StatefulSet": apps.list_namespaced_stateful_set,
+               "DaemonSet": apps.list_namespaced_daemon_set}[params["kind"]]
+    items, _version = kube.list_all(list_fn, namespace=params["namespace"], label_selector=params["label_selector"])
+    return sorted(i["metadata"]["name"] for i in items)
+
+
+class Migration:
+    def __init__(self, kube, params, clock=time.monotonic):
+        self.kube = kube
+        self.p = params
+        self.clock = clock
+        self.kind, self.namespace, self.name = params["kind"], params["namespace"], params["name"]
+        self.label = "%s %s/%s" % (self.kind, self.namespace, self.name)
+
+    # ----- the workload ------------------------------------------------------------------
+
+    def _calls(self):
+        apps = self.kube.apps
+        return {"Deployment": (apps.read_namespaced_deployment, apps.replace_namespaced_deployment),
+                "StatefulSet": (apps.read_namespaced_stateful_set, apps.replace_namespaced_stateful_set),
+                "DaemonSet": (apps.read_namespaced_daemon_set, apps.replace_namespaced_daemon_set)}[self.kind]
+
+    def read(self):
+        try:
+            obj = self._calls()[0](self.name, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                raise wm.MigrationRefused("%s does not exist; check kind, namespace and name, e.g. with "
+                                          "`kubectl get %s -n %s`" % (self.label, self.kind.lower(), self.namespace))
+            raise
+        return self.kube.api.sanitize_for_serialization(obj)
+
+    def _write(self, body, dry_run=False):
+        kwargs = {"dry_run": "All"} if dry_run else {}
+        try:
+            return self._calls()[1](self.name, self.namespace, body, **kwargs)
+        except ApiException as exc:
+            if exc.status == 409:
+                raise wm.MigrationRefused("%s changed while it was being migrated; run again" % self.label)
+            raise wm.MigrationRefused("the API server refused the new %s: %s" % (self.label, api_error_message(exc)))
+
+    # ----- the claim object --------------------------------------------------------------
+
+    def _claim_call(self, verb, kind):
+        return getattr(self.kube.custom, "%s_namespaced_custom_object" % verb), (
+            RESOURCE_GROUP, RESOURCE_VERSION, self.namespace, PLURALS[kind])
+
+    def _read_claim(self, kind, name):
+        call, args = self._claim_call("get", kind)
+        try:
+            return call(*(args + (name,)))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def _create_claim(self, body, dry_run=False):
+        call, args = self._claim_call("create", body["kind"])
+        kwargs = {"dry_run": "All"} if dry_run else {}
+        try:
+            call(*(args + (body,)), **kwargs)
+        except ApiException as exc:
+            raise wm.MigrationRefused("the API server refused the %s %s: %s" % (
+                body["kind"], body["metadata"]["name"], api_error_message(exc)))
+
+    def _delete_claim(self, kind, name):
+        call, args = self._claim_call("delete", kind)
+        try:
+            call(*(args + (name,)))
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    def _check_class(self, name):
+        try:
+            self.kube.custom.get_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "deviceclasses", name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            known, _version = self.kube.list_resource("deviceclasses")
+            raise wm.MigrationRefused("DeviceClass %s does not exist (the cluster has: %s); set device_class to one "
+                                      "of them, or create it with the device_classes role" % (
+                                          name, ", ".join(sorted(c["metadata"]["name"] for c in known)) or "none"))
+
+    # ----- waiting -------------------------------------------------------------------------
+
+    def _pods(self, selector):
+        return self.kube.list_all(self.kube.core.list_namespaced_pod, namespace=self.namespace,
+                                  label_selector=selector)
+
+    def _wait_rollout(self, claim, on_claim, timeout):
+        """Follow the rollout until it is done and no pod of the replaced template is left;
+        returns ``(state, message, pods)``. ``on_claim``: the new template uses ``claim`` (a
+        migration, whose new pods are also checked for being stuck) or not (a revert)."""
+        selector = wm.label_selector(self.read())
+
+        def condition(pods):
+            state, message = wm.rollout(self.kind, self.read())
+            if state == "progressing" and on_claim:
+                stuck = wm.stuck_pods(pods, claim)
+                if stuck:
+                    return "failed", "; ".join(stuck), pods
+            if state == "done":
+                left = wm.pods_left_over(pods, claim, on_claim)
+                return ("done", message, pods) if not left else None
+            return (state, message, pods) if state != "progressing" else None
+
+        watcher = watch.kube_watcher(self.kube.core.list_namespaced_pod, self.kube.api, namespace=self.namespace,
+                                     label_selector=selector)
+        try:
+            result, _stats = watch.wait_until(lambda: self._pods(selector), watcher, condition, timeout,
+                                              "the rollout of %s" % self.label, clock=self.clock,
+                                              recheck_every=ROLLOUT_RECHECK)
+        except watch.WaitTimeout as exc:
+            _state, message = wm.rollout(self.kind, self.read())
+            left = wm.pods_left_over(exc.state, claim, on_claim)
+            return "timeout", "%s (%s%s)" % (exc, message, "; pods of the old template still there: %s" % (
+                ", ".join(left)) if left else ""), exc.state
+        return result
+
+    def _verify(self, claim, pods):
+        """Every pod of the new template Ready with its claim allocated and reserved for it."""
+        claims = dict((c["metadata"]["name"], c) for c in self.kube.list_resource(
+            "resourceclaims", namespace=self.namespace)[0])
+        seen = [wm.pod_claims(p, claim, claims) for p in pods if not p["metadata"].get("deletionTimestamp")
+                and wm.claim_entry(p, claim) is not None]
+        problems = ["pod %s is not Ready" % s["pod"] for s in seen if not s["ready"]]
+        problems += ["the claim of pod %s is not allocated to it" % s["pod"] for s in seen if not s["allocated"]]
+        if not seen:
+            problems.append("no pod of the new template was found")
+        return seen, problems
+
+    # ----- the two directions ------------------------------------------------------------
+
+    def migrate(self, check_mode, now):
+        wm.check_kind(self.kind)
+        obj = self.read()
+        status = wm.status_of(self.kind, obj)
+        if status == "migrated":
+            kept = wm.previous(obj)
+            return {"changed": False, "status": "migrated", "message": "%s is on its claim already" % self.label,
+                    "claim": {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"),
+                              "device_class": kept.get("device_class")}}
+        device_class = self.p["device_class"]
+        plan = wm.rewrite(self.kind, obj, device_class, self.p["claim_mode"], self.p["claim_name"])
+        self._check_class(device_class)
+        claim = wm.claim_object(plan["claim"], self.namespace, self.kind, self.name)
+        existing = self._read_claim(claim["kind"], claim["metadata"]["name"])
+        if existing is not None and not wm.is_ours(existing, self.kind, self.name):
+            raise wm.MigrationRefused("%s %s/%s exists and was not made for %s; set claim_name to another name" % (
+                claim["kind"], self.namespace, claim["metadata"]["name"], self.label))
+        new = wm.migrated(obj, plan, device_class, now)
+        result = {"changed": True, "status": "migrated", "claim": {"kind": claim["kind"],
+                  "name": claim["metadata"]["name"], "device_class": device_class},
+                  "requests": plan["requests"], "template": plan["template"],
+                  "diff": dict((side, dict(value, claim=None if side == "before" else claim))
+                               for side, value in wm.template_diff(obj, new).items())}
+        result["report"] = wm.before_and_after(plan, device_class)
+        if check_mode:
+            result["message"] = "%s would move to %s %s" % (self.label, claim["kind"], claim["metadata"]["name"])
+            return result
+        # Everything is validated by the API server before anything is written.
+        if existing is None:
+            self._create_claim(claim, dry_run=True)
+        self._write(new, dry_run=True)
+        if existing is not None:
+            # Left by an earlier attempt that was rolled back: made again from this plan.
+            self._delete_claim(claim["kind"], claim["metadata"]["name"])
+        self._create_claim(claim)
+        try:
+            self._write(new)
+        except wm.MigrationRefused:
+            self._delete_claim(claim["kind"], claim["metadata"]["name"])
+            raise
+        name = claim["metadata"]["name"]
+        state, message, pods = self._wait_rollout(name, True, self.p["timeout"])
+        problems = [message] if state != "done" else []
+        if not problems:
+            result["pods"], problems = self._verify(name, pods)
+        if problems:
+            raise MigrationFailed("the rollout of %s on %s %s did not succeed: %s" % (
+                self.label, claim["kind"], claim["metadata"]["name"], "; ".join(problems)),
+                **self._roll_back(claim))
+        result["report"] = wm.before_and_after(plan, device_class, result["pods"])
+        result["message"] = "%s moved to %s %s: %s" % (self.label, claim["kind"], claim["metadata"]["name"], message)
+        return result
+
+    def _roll_back(self, claim):
+        obj, _kept = wm.reverted(self.read())
+        self._write(obj)
+        state, message, _pods = self._wait_rollout(claim["metadata"]["name"], False, self.p["timeout"])
+        self._delete_claim(claim["kind"], claim["metadata"]["name"])
+        return {"rolled_back": True, "rollback": {"state": state, "message": message}}
+
+    def revert(self, check_mode):
+        wm.check_kind(self.kind)
+        obj = self.read()
+        if wm.previous(obj) is None:
+            return {"changed": False, "status": wm.status_of(self.kind, obj) or "none",
+                    "message": "%s was not migrated by dra.gpu: nothing to revert" % self.label}
+        new, kept = wm.reverted(obj)
+        result = {"changed": True, "status": "reverted", "diff": wm.template_diff(obj, new),
+                  "claim": {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"),
+                            "device_class": kept.get("device_class")}}
+        if check_mode:
+            result["message"] = "%s would go back to its template before the migration" % self.label
+            return result
+        self._write(new, dry_run=True)
+        self._write(new)
+        state, message, _pods = self._wait_rollout(kept.get("claim_name"), False, self.p["timeout"])
+        if state != "done":
+            raise MigrationFailed("%s was given its old template back, but its rollout did not finish: %s; the "
+                                  "%s %s is kept" % (self.label, message, kept.get("claim_kind"),
+                                                     kept.get("claim_name")), rolled_back=False)
+        if kept.get("claim_kind") in PLURALS and kept.get("claim_name"):
+            existing = self._read_claim(kept["claim_kind"], kept["claim_name"])
+            if existing is not None and wm.is_ours(existing, self.kind, self.name):
+                self._delete_claim(kept["claim_kind"], kept["claim_name"])
+        result["message"] = "%s is back on its template before the migration: %s" % (self.label, message)
+        return result

@@ -1,0 +1,244 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_workload_migrate
+short_description: Move one workload from nvidia.com/gpu to a DRA claim, follow its rollout, roll back if it fails
+version_added: 0.2.0
+author:
+  - dra.gpu developers (@dra-gpu)
+description:
+  - Rewrites the pod template of one Deployment, StatefulSet or DaemonSet from the device plugin's
+    C(nvidia.com/gpu) to a DRA claim and changes nothing else in it. Each container's C(nvidia.com/gpu) limit
+    becomes a request of as many devices of O(device_class), named after the container, in one claim per pod
+    (a ResourceClaimTemplate, O(claim_mode=template)) or in one claim all pods share (a ResourceClaim,
+    O(claim_mode=shared), for a sharing class such as time-slicing or MPS).
+  - The template before the change is kept in the workload's annotation C(dra.gpu/gpu-migration), written in
+    the same update, so O(state=reverted) can put it back later, and a migrated workload is left alone.
+  - Both writes are validated by the API server (dry run) before anything is written. Then it follows the
+    rollout (a watch, bounded by O(timeout)) and checks that every new pod is Ready with its claim allocated
+    and reserved for it. When the rollout fails, stalls (the scheduler cannot allocate the new pods' claims,
+    a container cannot start) or times out, the old template is put back, its rollout followed, the claim
+    object removed, and the task fails saying why.
+  - Jobs, bare Pods, CronJobs and ownerless ReplicaSets are refused with the reason; a pod template that
+    GitOps writes will be written back by it, so commit RV(template) there instead.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    support: full
+    description: Shows the new template and the claim object, and writes nothing.
+  diff_mode:
+    support: full
+    description: The pod template before and after, and the claim object made.
+requirements:
+  - kubernetes >= 34.1.0
+options:
+  kind:
+    description: The kind of the workload.
+    type: str
+    choices: [Deployment, StatefulSet, DaemonSet, CronJob, Job, ReplicaSet, Pod]
+    default: Deployment
+  name:
+    description:
+      - The workload's name.
+      - One of O(name) and O(label_selector) is required.
+    type: str
+  label_selector:
+    description:
+      - Every workload of O(kind) in O(namespace) whose labels match, for example V(gpu-migration=wave-1),
+        taken one at a time in name order. The first that fails (and is rolled back) stops the rest; those
+        before it stay migrated.
+    type: str
+  namespace:
+    description: The workload's namespace.
+    type: str
+    required: true
+  state:
+    description:
+      - V(migrated) moves the workload to a claim; V(reverted) puts back the template it had before.
+    type: str
+    choices: [migrated, reverted]
+    default: migrated
+  device_class:
+    description:
+      - The DeviceClass the claim's requests name, for example V(gpu.nvidia.com) for whole GPUs, or a sharing
+        class made by the gpu_sharing role.
+    type: str
+    default: gpu.nvidia.com
+  claim_mode:
+    description:
+      - V(template) gives each pod its own devices, as C(nvidia.com/gpu) did.
+      - V(shared) gives all pods one claim, so they share its devices; use it with a sharing class.
+    type: str
+    choices: [template, shared]
+    default: template
+  claim_name:
+    description:
+      - The name of the ResourceClaimTemplate or ResourceClaim made. Default C(<name>-gpu).
+    type: str
+  timeout:
+    description: Seconds to wait for the rollout, and again for a rollback's rollout.
+    type: int
+    default: 300
+"""
+
+EXAMPLES = r"""
+- name: See what would change
+  dra.gpu.gpu_workload_migrate:
+    kind: Deployment
+    name: llm
+    namespace: inference
+  check_mode: true
+  diff: true
+
+- name: Move it to one GPU claim per pod
+  dra.gpu.gpu_workload_migrate:
+    kind: Deployment
+    name: llm
+    namespace: inference
+    device_class: gpu.nvidia.com
+
+- name: Put the device-plugin template back
+  dra.gpu.gpu_workload_migrate:
+    kind: Deployment
+    name: llm
+    namespace: inference
+    state: reverted
+"""
+
+RETURN = r"""
+workloads:
+  description: With O(label_selector), the result of each workload taken, in order (the keys below, and C(name)).
+  returned: with label_selector
+  type: list
+  elements: dict
+status:
+  description: V(migrated), V(reverted), or where it stands when nothing was to be done (V(device-plugin), V(none)).
+  returned: always
+  type: str
+message:
+  description: What was done, in a sentence.
+  returned: always
+  type: str
+claim:
+  description: The claim object made, C(kind), C(name) and C(device_class).
+  returned: when migrated or reverted
+  type: dict
+  sample: {kind: ResourceClaimTemplate, name: llm-gpu, device_class: gpu.nvidia.com}
+requests:
+  description: One request per container that asked for GPUs, C(container) and C(count).
+  returned: when changed to migrated
+  type: list
+  elements: dict
+report:
+  description:
+    - Lines a person reads - each container's GPUs before, the claim after, each new pod's node and devices.
+    - With O(label_selector), each workload's message and lines, in order.
+  returned: when changed to migrated, and with label_selector
+  type: list
+  elements: str
+  sample:
+    - "before: container main asks nvidia.com/gpu: 1"
+    - "after: ResourceClaimTemplate llm-gpu, request main: 1 x gpu.nvidia.com"
+    - "pod llm-6d5f7-x2x9k on gpu-2: gpu.nvidia.com/gpu-2/gpu-0"
+template:
+  description: The new pod template, to commit where the workload's manifest lives.
+  returned: when changed to migrated
+  type: dict
+pods:
+  description: The new pods, each C(pod), C(node), C(ready), C(claim), C(allocated), C(devices).
+  returned: when migrated, not in check mode
+  type: list
+  elements: dict
+rolled_back:
+  description: True when the rollout failed and the old template was put back.
+  returned: on failure after the change was applied
+  type: bool
+rollback:
+  description: The rollback's rollout, C(state) and C(message).
+  returned: when rolled_back
+  type: dict
+"""
+
+import datetime
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_workloads, inputs, workload_migration_run
+from ansible_collections.dra.gpu.plugins.module_utils.workload_migration import MigrationRefused
+from ansible_collections.dra.gpu.plugins.module_utils.workload_migration_run import Migration, MigrationFailed
+
+
+def main():
+    spec = client.auth_argument_spec()
+    spec.update(
+        kind=dict(type="str", default="Deployment", choices=list(gpu_workloads.WORKLOAD_KINDS)),
+        name=dict(type="str"),
+        label_selector=dict(type="str"),
+        namespace=dict(type="str", required=True),
+        state=dict(type="str", choices=["migrated", "reverted"], default="migrated"),
+        device_class=dict(type="str", default="gpu.nvidia.com"),
+        claim_mode=dict(type="str", choices=["template", "shared"], default="template"),
+        claim_name=dict(type="str"),
+        timeout=dict(type="int", default=300),
+    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True, required_one_of=[("name", "label_selector")],
+                           mutually_exclusive=[("name", "label_selector")])
+    client.check_libraries(module)
+    params = module.params
+    inputs.refuse(module, [
+        lambda: inputs.dns_subdomain("name", params["name"], "workload") if params["name"] else None,
+        lambda: inputs.label_selector("label_selector", params["label_selector"]) if params["label_selector"] else None,
+        lambda: inputs.dns_label("namespace", params["namespace"]),
+        lambda: inputs.dns_subdomain("device_class", params["device_class"], "DeviceClass"),
+        lambda: inputs.dns_subdomain("claim_name", params["claim_name"], "claim") if params["claim_name"] else None,
+        lambda: inputs.seconds("timeout", params["timeout"]),
+    ])
+    kube = client.Kube(client.api_client(module))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if params["name"]:
+        module.exit_json(**one(module, Migration(kube, params), now))
+    done = []
+    try:
+        names = workload_migration_run.names_matching(kube, params)
+    except MigrationRefused as exc:
+        module.fail_json(msg=str(exc))
+    for name in names:
+        result = one(module, Migration(kube, dict(params, name=name)), now, done)
+        done.append(dict(result, name=name))
+    report = []
+    for result in done:
+        report += [result["message"]] + result.get("report", [])
+    module.exit_json(changed=any(r["changed"] for r in done), workloads=done, report=report,
+                     message="%d %s(s) matched %s" % (len(done), params["kind"], params["label_selector"]))
+
+
+def one(module, migration, now, done_before=None):
+    """One workload's migration or revert; a failure ends the module (after those done before)."""
+    extra = {"workloads": done_before} if done_before is not None else {}
+    try:
+        if module.params["state"] == "migrated":
+            result = migration.migrate(module.check_mode, now)
+        else:
+            result = migration.revert(module.check_mode)
+    except MigrationRefused as exc:
+        module.fail_json(msg="%s: %s" % (migration.label, exc), changed=bool(done_before), **extra)
+    except MigrationFailed as exc:
+        module.fail_json(msg=str(exc), changed=True, **dict(exc.details, **extra))
+    except client.ApiException as exc:
+        module.fail_json(msg="%s: the API server answered: %s" % (migration.label, client.api_error_message(exc)),
+                         changed=bool(done_before), **extra)
+    if not module._diff:
+        result.pop("diff", None)
+    return result
+
+
+if __name__ == "__main__":
+    main()
