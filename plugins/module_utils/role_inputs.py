@@ -18,8 +18,10 @@ from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, smoke
+from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 
-ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "gpu_sharing", "preflight", "smoke_test")
+ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "gpu_sharing", "preflight", "smoke_test",
+         "workload_migration")
 
 # Connection options kubernetes.core.helm does not take, and the pairs it refuses: with
 # group/dra.gpu.k8s extended to kubernetes.core's k8s and helm groups, these would reach
@@ -191,6 +193,48 @@ def helm_connection(connection_params):
                 "keep it in the kubeconfig of that context (certificate-authority, insecure-skip-tls-verify)"
                 % (first, second, second)))
     return checks
+
+
+def workload_migration(values, inventory):
+    listed = values.get("workload_migration_workloads")
+    if not isinstance(listed, list) or not listed:
+        return [lambda: _fail("workload_migration_workloads is %r; list the workloads to move, each with namespace and "
+                              "name (or label_selector), e.g. [{namespace: ml, name: llm}]" % (listed,))]
+    checks = [lambda: inputs.dns_subdomain("workload_migration_device_class",
+                                           values.get("workload_migration_device_class"), "DeviceClass"),
+              lambda: inputs.seconds("workload_migration_timeout", values.get("workload_migration_timeout"))]
+    for index, item in enumerate(listed):
+        label = "workload_migration_workloads[%d]" % index
+        if not isinstance(item, dict):
+            checks.append(lambda label=label, item=item: _fail("%s is %r; each workload is a mapping with namespace "
+                                                               "and name (or label_selector)" % (label, item)))
+            continue
+        checks.append(lambda label=label, item=item: _one_workload(label, item))
+    return checks
+
+
+def _one_workload(label, item):
+    unknown = sorted(set(item) - set(("kind", "namespace", "name", "label_selector", "device_class", "claim_mode",
+                                      "claim_name")))
+    if unknown:
+        _fail("%s has %s, which a workload entry does not take; use kind, namespace, name or label_selector, "
+              "device_class, claim_mode, claim_name" % (label, ", ".join(unknown)))
+    if bool(item.get("name")) == bool(item.get("label_selector")):
+        _fail("%s needs exactly one of name and label_selector" % label)
+    inputs.dns_label(label + ".namespace", item.get("namespace"))
+    if item.get("name"):
+        inputs.dns_subdomain(label + ".name", item["name"], "workload")
+    else:
+        inputs.label_selector(label + ".label_selector", item["label_selector"])
+    kind = item.get("kind", "Deployment")
+    if kind not in wm.MIGRATABLE_KINDS:
+        _fail("%s.kind is %r; %s" % (label, kind, wm.NOT_MIGRATABLE.get(kind, "use one of " + ", ".join(
+            wm.MIGRATABLE_KINDS))))
+    if item.get("device_class"):
+        inputs.dns_subdomain(label + ".device_class", item["device_class"], "DeviceClass")
+    if item.get("claim_mode", "template") not in wm.CLAIM_KINDS:
+        _fail("%s.claim_mode is %r; use template (a claim per pod) or shared (one claim for all its pods)"
+              % (label, item.get("claim_mode")))
 
 
 def _fail(message):
