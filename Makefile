@@ -68,13 +68,13 @@ node-lab-up: bootstrap ## Start the node lab: kubeadm 1.34.4 on a systemd-nspawn
 node-lab-down: ## Stop the node lab and remove all it created
 	@if [ -x $(VENV_BIN)/python ]; then $(LAB) node-down; else echo "node-lab: nothing to stop (no virtualenv)"; fi
 
-demo: bootstrap ## Start a lab, run playbooks/site.yml, then playbooks/demo.yml (a GPU claim, removed again)
+demo: bootstrap ## Start a lab, run playbooks/site.yml, then playbooks/demo.yml (a claim, sharing, a migration; removed again)
 	@$(DEMO_LAB) $(LAB) up
 	@eval "$$($(DEMO_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
 	  $(VENV_BIN)/python tests/fixtures/charts/chart_repo.py build $(DEMO_CHARTS) >/dev/null && \
 	  DRA_GPU_LAB_CHARTS=$(DEMO_CHARTS) ansible-playbook -i playbooks/inventory/lab.yml playbooks/site.yml && \
 	  ansible-playbook -i playbooks/inventory/lab.yml playbooks/demo.yml
-	@echo "demo: the lab keeps running with what site.yml installed; the demo's claim and pod are removed again."
+	@echo "demo: the lab keeps running with what site.yml installed; the demo's claims, pods and migrated Deployment are removed again."
 	@echo "  eval \"\$$(make -s lab-env)\"      # kubectl, helm and ansible-playbook now talk to the lab"
 	@echo "  kubectl get nodes,resourceslices,deviceclasses && kubectl get pods,resourceclaims -A"
 	@echo "  ansible-playbook -i playbooks/inventory/lab.yml playbooks/demo.yml -e demo_keep=true"
