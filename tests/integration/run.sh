@@ -12,7 +12,7 @@ stage_log=""
 summarise_failure() {
   echo "=== integration FAILED during: $stage"
   if [ -n "$stage_log" ] && [ -f "$stage_log" ]; then
-    grep -E '^(fatal|failed): |FAILED!|^(FAILED|ERROR) |^CRITICAL|ERROR +Ansible return code' "$stage_log" | grep -v 'FAILED - RETRYING' | tail -n 20 | cut -c1-600 || true
+    grep -E '^(fatal|failed): |FAILED!|^(FAILED|ERROR) |^CRITICAL|ERROR +Ansible return code' "$stage_log" | grep -v 'FAILED - RETRYING' | awk '!seen[$0]++' | tail -n 20 | cut -c1-600 || true
   fi
 }
 on_exit() {

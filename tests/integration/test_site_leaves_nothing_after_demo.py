@@ -16,6 +16,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLAYBOOK = os.path.join(ROOT, "playbooks", "demo.yml")
 INVENTORY = os.path.join(ROOT, "playbooks", "inventory", "lab.yml")
 DEMO_NAMESPACE = "dra-gpu-demo"
+MIGRATION_NAMESPACE = "dra-gpu-demo-migration"
 
 
 def cluster_objects(core, custom):
@@ -39,19 +40,22 @@ def demo(gpu_class, **extra):
     for key, value in extra.items():
         args += ["-e", "%s=%s" % (key, value)]
     rc, report, stderr = run_playbook(PLAYBOOK, inventory=INVENTORY, extra_args=args)
-    return rc, dict(task_results(report)), stderr
+    results = task_results(report)
+    failed = ["%s: %s" % (name, result.get("msg")) for name, result in results if result.get("failed")]
+    return rc, dict(results), stderr + "\n".join(failed)
 
 
 @pytest.fixture
 def no_demo_namespace(core):
-    """The demo's namespace is the demo's own: none before the test, and none left after it."""
-    assert DEMO_NAMESPACE not in {n.metadata.name for n in core.list_namespace().items}
+    """The demo's namespaces are the demo's own: none before the test, and none left after it."""
+    assert not {DEMO_NAMESPACE, MIGRATION_NAMESPACE} & {n.metadata.name for n in core.list_namespace().items}
     yield
-    try:
-        core.delete_namespace(DEMO_NAMESPACE)
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
+    for name in (DEMO_NAMESPACE, MIGRATION_NAMESPACE):
+        try:
+            core.delete_namespace(name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
 
 
 def test_demo_shows_the_held_gpu_and_leaves_nothing(plugin_everywhere, gpu_class, core, custom, no_demo_namespace):
@@ -62,6 +66,14 @@ def test_demo_shows_the_held_gpu_and_leaves_nothing(plugin_everywhere, gpu_class
     assert "was allocated by the kube-scheduler" in shown[0] and "NVIDIA" in shown[0]
     assert "held by pod %s/gpu-consumer, Running" % DEMO_NAMESPACE in shown[1]
     assert "GPUs free" in results["Show that the demo holds no GPU any more"]["msg"]
+    # the Deployment written for the device plugin, Pending before, runs on a claim after
+    before_migration = str(results["Show it before"])
+    assert "Before: Deployment %s/inference asks for 1 nvidia.com/gpu per pod; pods Pending" % MIGRATION_NAMESPACE \
+        in before_migration, before_migration
+    report = results["dra.gpu.workload_migration : Report it"]["msg"]
+    assert "moved to ResourceClaimTemplate inference-gpu: 1 of 1 pods updated and available" in report[0], report
+    assert "before: container server asks nvidia.com/gpu: 1" in report
+    assert "asks via dra" in str(results["Show it after"]) and "pods Running" in str(results["Show it after"])
     assert cluster_objects(core, custom) == before
 
 
@@ -70,8 +82,12 @@ def test_demo_keep_leaves_them_until_the_next_run(plugin_everywhere, gpu_class, 
     rc, _results, stderr = demo(gpu_class, demo_keep="true")
     assert rc == 0, stderr
     kept = cluster_objects(core, custom) - before
-    assert kept == {"Namespace/" + DEMO_NAMESPACE, "Pod/%s/gpu-consumer" % DEMO_NAMESPACE,
-                    "ResourceClaim/%s/one-gpu" % DEMO_NAMESPACE}
+    migrated = {k for k in kept if MIGRATION_NAMESPACE in k}
+    assert kept - migrated == {"Namespace/" + DEMO_NAMESPACE, "Pod/%s/gpu-consumer" % DEMO_NAMESPACE,
+                               "ResourceClaim/%s/one-gpu" % DEMO_NAMESPACE}
+    # the migrated Deployment's pod and the claim made from its template
+    assert sorted(k.split("/")[0] for k in migrated) == ["Namespace", "Pod", "ResourceClaim"], migrated
+    assert all(k.split("/")[-1].startswith("inference") for k in migrated if not k.startswith("Namespace/"))
     rc, _results, stderr = demo(gpu_class)
     assert rc == 0, stderr
     assert cluster_objects(core, custom) == before
