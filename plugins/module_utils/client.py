@@ -113,6 +113,7 @@ class Kube:
         self.core = k8s_client.CoreV1Api(api)
         self.apps = k8s_client.AppsV1Api(api)
         self.batch = k8s_client.BatchV1Api(api)
+        self.policy = k8s_client.PolicyV1Api(api)
 
     def list_all(self, list_fn, page_size=500, **kwargs):
         """Every item of a list call, page by page; returns (items, resourceVersion)."""

@@ -73,3 +73,88 @@ def removal_refusal(held, driver):
             "the kubelet cannot release them and their pods stay Terminating. Delete those pods or workloads "
             "first, or set gpu_operator_force_removal: true to remove the driver anyway (no pod is deleted)."
             % (len(held), driver, named, more))
+
+
+# ----- moving the holders off a node, as opted in (gpu_operator_evict_device_plugin_pods) -----
+#
+# A node is cordoned before its holders are evicted, so that their replacements (which still ask
+# for nvidia.com/gpu) cannot come back to it while it still offers the device plugin's GPUs, and
+# stays cordoned until it offers none: only then can no pod get a GPU there from both managers.
+# The annotation marks a cordon as ours, so only a cordon this collection made is lifted, also by
+# a later run after a failure.
+
+CORDONED_BY = "dra.gpu/cordoned-by"
+CORDONED_BY_VALUE = "dra.gpu.gpu_operator"
+DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+
+
+def cordoned_by_us(node):
+    return ((node.get("metadata") or {}).get("annotations") or {}).get(CORDONED_BY) == CORDONED_BY_VALUE
+
+
+def cordon_patch(node):
+    """The patch that cordons ``node`` and marks the cordon as ours, or None when it is cordoned
+    already (by someone else, whose cordon stays theirs, or by us on an earlier run)."""
+    if (node.get("spec") or {}).get("unschedulable"):
+        return None
+    return {"metadata": {"annotations": {CORDONED_BY: CORDONED_BY_VALUE}}, "spec": {"unschedulable": True}}
+
+
+def release_patch(node):
+    """The patch that lifts our cordon from ``node``, or None when the cordon is not ours."""
+    if not cordoned_by_us(node):
+        return None
+    return {"metadata": {"annotations": {CORDONED_BY: None}}, "spec": {"unschedulable": None}}
+
+
+def offers_device_plugin_gpus(node):
+    """Whether the kubelet still reports the device plugin's GPUs as allocatable: it drops them to
+    zero once the plugin has gone (the capacity may linger a few minutes), so allocatable is what
+    the scheduler, and so this check, goes by."""
+    value = str(((node.get("status") or {}).get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE) or "0")
+    return value not in ("0", "")
+
+
+def selector_matches(selector, labels):
+    """A LabelSelector (matchLabels, matchExpressions) against a pod's labels; an empty selector
+    matches every pod, as a PodDisruptionBudget's does."""
+    selector = selector or {}
+    labels = labels or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def blocking_budgets(budgets, pod):
+    """The PodDisruptionBudgets of ``pod``'s namespace that select it and allow no disruption now."""
+    namespace = pod["metadata"]["namespace"]
+    labels = pod["metadata"].get("labels") or {}
+    return sorted("%s/%s" % (namespace, b["metadata"]["name"]) for b in budgets
+                  if b["metadata"].get("namespace") == namespace
+                  and selector_matches((b.get("spec") or {}).get("selector"), labels)
+                  and ((b.get("status") or {}).get("disruptionsAllowed") or 0) == 0)
+
+
+def eviction_refusal(left, budgets, evicted, released, timeout):
+    """Why the holders could not all be evicted in time, and what was undone."""
+    named = ", ".join("%s/%s on %s" % (h["namespace"], h["name"], h["node"]) for h in left[:NAMED])
+    more = " and %d more" % (len(left) - NAMED) if len(left) > NAMED else ""
+    return ("refused before moving any node to DRA: %d pod(s) holding nvidia.com/gpu were not gone within %ds: "
+            "%s%s.%s Evicted before that: %s. The nodes this run cordoned were uncordoned (%s); no node label "
+            "changed. Scale the workload up, relax the budget or move the workload to a claim "
+            "(dra.gpu.workload_migration), then run again."
+            % (len(left), timeout, named, more,
+               " PodDisruptionBudget(s) allowing no disruption: %s." % ", ".join(budgets) if budgets else "",
+               ", ".join("%s/%s" % (h["namespace"], h["name"]) for h in evicted) or "none",
+               ", ".join(released) or "none"))

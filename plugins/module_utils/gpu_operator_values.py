@@ -229,43 +229,83 @@ def select_nodes(gpu_nodes, requested):
     return sorted(set(requested))
 
 
-def node_patches(nodes, dra_nodes, device_plugin_on):
+# The order in which a node's labels change, as data: the device plugin leaves a node going to
+# DRA before the DRA kubelet plugin arrives, so the node is never served by both.
+DEVICE_PLUGIN_OFF = "device-plugin-off"
+DRA_ON = "dra"
+
+
+def _patch(node, step, labels, annotations):
+    metadata = {"name": node}
+    if labels:
+        metadata["labels"] = labels
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"node": node, "step": step, "patch": {"metadata": metadata}}
+
+
+def node_patches(nodes, dra_nodes, device_plugin_label=True):
     """Label changes per node, only where the live labels differ (so a second run patches nothing).
 
     ``nodes``: [{name, labels, annotations}] for every node that may carry our labels.
-    DRA nodes get ``nvidia.com/dra-kubelet-plugin=true``; while the device plugin is deployed
-    they also get ``nvidia.com/gpu.deploy.device-plugin=false`` (the operator honours an
-    existing value) with our owner annotation. Other nodes lose what we set, and only that.
+    Step DEVICE_PLUGIN_OFF: a DRA node gets ``nvidia.com/gpu.deploy.device-plugin=false`` with
+    our owner annotation (the operator honours an existing value and takes its device plugin
+    off the node); it keeps it while it is on DRA, also once the chart no longer deploys the
+    device plugin, so that turning the plugin back on never lands it on a DRA node. Step DRA_ON,
+    applied once the device plugin has left: ``nvidia.com/dra-kubelet-plugin=true``. Other
+    nodes lose what we set, and only that. ``device_plugin_label`` False (the operator-managed
+    GPUCluster layout, whose operator removes the device plugin's labels from every node
+    itself): no such label, and ours goes.
     """
     patches = []
     for node in sorted(nodes, key=lambda n: n["name"]):
-        labels = node.get("labels") or {}
-        annotations = node.get("annotations") or {}
-        want_labels, want_annotations = {}, {}
-        dra = node["name"] in dra_nodes
-        if dra and labels.get(DRA_NODE_LABEL) != "true":
-            want_labels[DRA_NODE_LABEL] = "true"
-        elif not dra and DRA_NODE_LABEL in labels:
-            want_labels[DRA_NODE_LABEL] = None
-        ours = annotations.get(OWNER_ANNOTATION) == OWNER
-        if dra and device_plugin_on:
+        name, labels = node["name"], node.get("labels") or {}
+        ours = (node.get("annotations") or {}).get(OWNER_ANNOTATION) == OWNER
+        if name in dra_nodes:
+            if not device_plugin_label and ours:
+                patches.append(_patch(name, DEVICE_PLUGIN_OFF, {DEVICE_PLUGIN_NODE_LABEL: None},
+                                      {OWNER_ANNOTATION: None}))
             # A "false" someone else set stays theirs: we claim only the label we set.
-            if labels.get(DEVICE_PLUGIN_NODE_LABEL) != "false":
-                want_labels[DEVICE_PLUGIN_NODE_LABEL] = "false"
-                if not ours:
-                    want_annotations[OWNER_ANNOTATION] = OWNER
-        elif ours:
+            elif device_plugin_label and labels.get(DEVICE_PLUGIN_NODE_LABEL) != "false":
+                patches.append(_patch(name, DEVICE_PLUGIN_OFF, {DEVICE_PLUGIN_NODE_LABEL: "false"},
+                                      {OWNER_ANNOTATION: OWNER} if not ours else {}))
+            if labels.get(DRA_NODE_LABEL) != "true":
+                patches.append(_patch(name, DRA_ON, {DRA_NODE_LABEL: "true"}, {}))
+            continue
+        want_labels, want_annotations = {}, {}
+        if DRA_NODE_LABEL in labels:
+            want_labels[DRA_NODE_LABEL] = None
+        if ours:
             if labels.get(DEVICE_PLUGIN_NODE_LABEL) == "false":
                 want_labels[DEVICE_PLUGIN_NODE_LABEL] = None
             want_annotations[OWNER_ANNOTATION] = None
         if want_labels or want_annotations:
-            metadata = {"name": node["name"]}
-            if want_labels:
-                metadata["labels"] = want_labels
-            if want_annotations:
-                metadata["annotations"] = want_annotations
-            patches.append({"node": node["name"], "patch": {"metadata": metadata}})
+            patches.append(_patch(name, DRA_ON, want_labels, want_annotations))
     return patches
+
+
+def partial_migration_notes(layout, device_plugin_on, dra_nodes, driver_enabled):
+    """What NVIDIA's operator does, expectedly, while some GPU nodes are on DRA and others keep the
+    device plugin (read in gpu-operator v25.10.1, v26.3.3 and v26.7.0): its validator's
+    plugin-validation init container waits for nvidia.com/gpu capacity on its node, which a DRA
+    node never has, and crash-loops there; the operator drops that step only when the device
+    plugin is off cluster-wide. No label or value skips it per node, and labelling DRA nodes
+    nvidia.com/gpu.deploy.operator-validator=false would stop the toolkit-ready file that other
+    operands wait for, so the role leaves the validator alone, does not wait for the
+    ClusterPolicy to be ready, and says so."""
+    if layout != "standalone" or not device_plugin_on or not dra_nodes:
+        return []
+    notes = ["While the device plugin still serves other GPU nodes, the GPU Operator's validator fails its "
+             "plugin-validation step on the DRA nodes (%s): it waits for nvidia.com/gpu capacity, which a DRA node "
+             "never has, so its pod there crash-loops (Init:CrashLoopBackOff) and the ClusterPolicy reports "
+             "notReady (OperandNotReady). This is expected and harmless to DRA; it ends when every GPU node is on "
+             "DRA and the device plugin is turned off. This role does not wait for the ClusterPolicy."
+             % ", ".join(dra_nodes)]
+    if driver_enabled:
+        notes.append("The operator's driver upgrades wait for the validator to be Ready on each node, so they "
+                     "stall on the DRA nodes until the migration is finished: finish it before upgrading the "
+                     "GPU driver, or upgrade those nodes' driver by hand.")
+    return notes
 
 
 def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_enabled=True,
@@ -319,7 +359,8 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         plugin = None
     return {"layout": layout, "releases": releases, "dra_nodes": selected,
             "device_plugin_nodes": sorted(set(gpu_nodes) - set(selected)) if device_plugin_on else [],
-            "device_plugin_enabled": device_plugin_on, "plugin": plugin}
+            "device_plugin_enabled": device_plugin_on, "plugin": plugin,
+            "notes": partial_migration_notes(layout, device_plugin_on, selected, driver_enabled)}
 
 
 def check_cluster(server_version, serves_resource_v1, minimum, dra_enabled=True):

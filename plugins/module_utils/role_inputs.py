@@ -85,7 +85,8 @@ def gpu_operator(values, inventory):
         lambda: inputs.helm_release(name("dra_driver_release_name"), params.get("dra_driver_release_name")),
     ]
     checks += [lambda: inputs.seconds("gpu_operator_timeout", params.get("timeout")),
-               lambda: inputs.seconds("gpu_operator_slice_timeout", params.get("slice_timeout"))]
+               lambda: inputs.seconds("gpu_operator_slice_timeout", params.get("slice_timeout")),
+               lambda: inputs.seconds("gpu_operator_eviction_timeout", params.get("eviction_timeout"))]
     return checks
 
 

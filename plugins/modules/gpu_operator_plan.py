@@ -31,7 +31,8 @@ description:
     that would run DRA still hold C(nvidia.com/gpu) from the device plugin, since DRA would hand out the same
     GPUs again. With O(state=absent) it fails, naming the claims and their pods, while ResourceClaims hold
     devices of C(gpu.nvidia.com) (without the driver the kubelet cannot release them, and their pods stay
-    Terminating), unless O(force_removal=true).
+    Terminating), unless O(force_removal=true). With O(evict_device_plugin_pods=true) the holders are returned
+    instead of refused, for M(dra.gpu.device_plugin_drain) to evict before any node label changes.
   - With O(check_charts=true) it also asks Helm for each chart (C(helm show chart)), so an unreachable
     repository or a chart version that does not exist fails here with Helm's message.
 extends_documentation_fragment:
@@ -164,6 +165,13 @@ options:
         deleted; their pods stay Terminating until the driver is back.
     type: bool
     default: false
+  evict_device_plugin_pods:
+    description:
+      - With O(state=present), plan the move even while pods hold C(nvidia.com/gpu) on nodes going to DRA, returning
+        them in RV(device_plugin_holders) to be evicted first (the gpu_operator role does so with
+        M(dra.gpu.device_plugin_drain), honouring PodDisruptionBudgets).
+    type: bool
+    default: false
 requirements:
   - helm >= 3.10 (with O(check_charts=true))
 """
@@ -202,11 +210,15 @@ releases:
   type: list
   elements: dict
 node_patches:
-  description: Label and annotation changes per node (C(node), C(patch)); only nodes whose labels must change.
+  description:
+    - Label and annotation changes per node (C(node), C(step), C(patch)); only nodes whose labels must change.
+    - C(step) V(device-plugin-off) (C(nvidia.com/gpu.deploy.device-plugin=false) on a node going to DRA) comes
+      first; V(dra) (the DRA kubelet plugin's label, and removing what this collection set on other nodes) is
+      applied once the device plugin has left the node.
   returned: success
   type: list
   elements: dict
-  sample: [{node: node-b, patch: {metadata: {name: node-b, labels: {nvidia.com/dra-kubelet-plugin: "true"}}}}]
+  sample: [{node: node-b, step: dra, patch: {metadata: {name: node-b, labels: {nvidia.com/dra-kubelet-plugin: "true"}}}}]
 gpu_nodes:
   description: Nodes matching O(gpu_node_selector).
   returned: success
@@ -239,10 +251,16 @@ charts_checked:
   returned: success
   type: list
   elements: dict
+notes:
+  description: What to expect from NVIDIA's operator with this plan, for a person (during a partial migration, its
+    validator's plugin-validation fails on the DRA nodes and the ClusterPolicy reports notReady).
+  returned: with state present
+  type: list
+  elements: str
 device_plugin_holders:
   description: Pods that hold C(nvidia.com/gpu) on nodes the plan would move to DRA (C(namespace), C(name), C(node),
     C(gpus)).
-  returned: when the move is refused
+  returned: with state present
   type: list
   elements: dict
 allocated_claims:
@@ -346,6 +364,7 @@ def main():
         binary_path=dict(type="path"),
         helm_timeout=dict(type="int", default=60),
         force_removal=dict(type="bool", default=False),
+        evict_device_plugin_pods=dict(type="bool", default=False),
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
@@ -370,7 +389,7 @@ def main():
                         {"name": params["release_name"], "namespace": params["namespace"]}]
             module.exit_json(changed=False, layout=None, releases=releases, gpu_nodes=gpu_nodes, dra_nodes=[],
                              device_plugin_nodes=[], plugin=None, server_version=server_version, charts_checked=[],
-                             node_patches=gov.node_patches(nodes, [], False))
+                             node_patches=gov.node_patches(nodes, []))
         problems = gov.check_cluster(server_version, kube.serves_resource_v1(), params["min_kubernetes_version"],
                                      params["dra_enabled"])
         if problems:
@@ -384,7 +403,7 @@ def main():
             pods, _rv = kube.list_all(kube.core.list_pod_for_all_namespaces, field_selector="spec.nodeName=" + node)
             holders += gpu_handover.device_plugin_holders(pods, [node])
         refusal = gpu_handover.move_refusal(holders)
-        if refusal:
+        if refusal and not params["evict_device_plugin_pods"]:
             module.fail_json(msg=refusal, device_plugin_holders=holders)
         helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
         checked = []
@@ -407,7 +426,8 @@ def main():
     except client.ApiException as exc:
         module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
     module.exit_json(changed=False, server_version=server_version, gpu_nodes=gpu_nodes, charts_checked=checked,
-                     node_patches=gov.node_patches(nodes, result["dra_nodes"], result["device_plugin_enabled"]),
+                     device_plugin_holders=holders,
+                     node_patches=gov.node_patches(nodes, result["dra_nodes"], result["layout"] != "gpucluster"),
                      **result)
 
 

@@ -56,7 +56,12 @@ def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scra
     refused = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-a"]))
     assert refused.get("failed"), refused
     assert "%s/llm on node-a (1 GPU)" % scratch in refused["msg"] and "gpu_workload_info" in refused["msg"]
-    assert refused["device_plugin_holders"] == [{"namespace": scratch, "name": "llm", "node": "node-a", "gpus": 1}]
+    holder = [{"namespace": scratch, "name": "llm", "node": "node-a", "gpus": 1}]
+    assert refused["device_plugin_holders"] == holder
+    # opted in to eviction, the plan goes on and hands the holder to dra.gpu.device_plugin_drain
+    evicting = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-a"], evict_device_plugin_pods=True))
+    assert not evicting.get("failed"), evicting["msg"]
+    assert evicting["device_plugin_holders"] == holder
     # the node with no such pod may move
     other = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-b"]))
     assert not other.get("failed"), other["msg"]
@@ -67,7 +72,8 @@ def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scra
                     namespace=scratch)
     moved = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-a"]))
     assert not moved.get("failed"), moved["msg"]
-    assert [p["node"] for p in moved["node_patches"] if p["node"] == "node-a"] == ["node-a"]
+    # the device plugin is taken off node-a first, the DRA label comes after
+    assert [p["step"] for p in moved["node_patches"] if p["node"] == "node-a"] == ["device-plugin-off", "dra"]
 
 
 def test_removal_is_refused_while_a_claim_holds_the_drivers_devices(api, custom, scratch, gpu_class):
@@ -96,3 +102,70 @@ def test_removal_is_refused_while_a_claim_holds_the_drivers_devices(api, custom,
     forced = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, state="absent", force_removal=True))
     assert not forced.get("failed"), forced["msg"]
     assert running(core, scratch, "trainer")["metadata"].get("deletionTimestamp") is None
+
+
+def node_a(core):
+    return core.read_node("node-a")
+
+
+def test_the_drain_evicts_only_gpu_pods_and_the_node_stays_cordoned_until_the_device_plugin_left(api, scratch):
+    """dra.gpu.device_plugin_drain against the real API server: a StatefulSet's GPU pod is
+    evicted (its replacement, of the same name, is not taken for it), a CPU pod on the node
+    stays, and the cordon is lifted only once the node offers no nvidia.com/gpu; a device
+    plugin that is not the operator's (it ignores the node label) keeps it cordoned."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    apps.create_namespaced_daemon_set(scratch, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
+        "spec": {"selector": {"matchLabels": DEVICE_PLUGIN_LABEL}, "template": {
+            "metadata": {"labels": DEVICE_PLUGIN_LABEL},
+            "spec": {"nodeSelector": {"kubernetes.io/hostname": "node-a"},
+                     "containers": [{"name": "plugin", "image": PAUSE}]}}}})
+    wait_for_object(core.list_node, lambda n: offered(n) == "2", "node-a offering nvidia.com/gpu: 2", timeout=60,
+                    field_selector="metadata.name=node-a")
+    apps.create_namespaced_stateful_set(scratch, {
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "llm"},
+        "spec": {"serviceName": "llm", "replicas": 1, "selector": {"matchLabels": {"app": "llm"}}, "template": {
+            "metadata": {"labels": {"app": "llm"}},
+            "spec": {"terminationGracePeriodSeconds": 1, "containers": [
+                {"name": "main", "image": PAUSE, "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}})
+    core.create_namespaced_pod(scratch, {"metadata": {"name": "web"}, "spec": {
+        "nodeSelector": {"kubernetes.io/hostname": "node-a"}, "containers": [{"name": "main", "image": PAUSE}]}})
+    evicted_uid = running(core, scratch, "llm-0")["metadata"]["uid"]
+    web_uid = running(core, scratch, "web")["metadata"]["uid"]
+    try:
+        preview = run_module("dra.gpu.device_plugin_drain", {"nodes": ["node-a"]}, check_mode=True)
+        assert preview["changed"] and preview["cordoned"] == ["node-a"], preview
+        assert not node_a(core).spec.unschedulable
+
+        drained = run_module("dra.gpu.device_plugin_drain", {"nodes": ["node-a"], "timeout": 60})
+        assert not drained.get("failed"), drained["msg"]
+        assert drained["evicted"] == [{"namespace": scratch, "name": "llm-0", "node": "node-a", "gpus": 1}]
+        node = node_a(core)
+        assert node.spec.unschedulable and node.metadata.annotations["dra.gpu/cordoned-by"] == "dra.gpu.gpu_operator"
+        assert core.read_namespaced_pod("web", scratch).metadata.uid == web_uid
+        # the StatefulSet's new llm-0 cannot go back to the cordoned node, and no other node offers a GPU
+        replacement = wait_for_object(core.list_namespaced_pod, lambda p: p["metadata"]["uid"] != evicted_uid,
+                                      "the new llm-0", timeout=60, namespace=scratch,
+                                      field_selector="metadata.name=llm-0")
+        assert not replacement["spec"].get("nodeName")
+        again = run_module("dra.gpu.device_plugin_drain", {"nodes": ["node-a"], "timeout": 60})
+        assert not again.get("failed") and not again["changed"], again
+
+        # this device plugin ignores nvidia.com/gpu.deploy.device-plugin=false: the node stays cordoned
+        stuck = run_module("dra.gpu.device_plugin_drain", {"state": "released", "nodes": ["node-a"], "timeout": 3})
+        assert stuck.get("failed") and stuck["still_offering"] == ["node-a"], stuck
+        assert "a device plugin deployed otherwise" in stuck["msg"] and "The DRA label was not set" in stuck["msg"]
+        assert node_a(core).spec.unschedulable
+
+        apps.delete_namespaced_daemon_set("nvidia-device-plugin-daemonset", scratch)
+        released = run_module("dra.gpu.device_plugin_drain", {"state": "released", "nodes": ["node-a"],
+                                                              "timeout": 60})
+        assert not released.get("failed"), released["msg"]
+        assert released["changed"] and released["released"] == ["node-a"]
+        node = node_a(core)
+        assert not node.spec.unschedulable and "dra.gpu/cordoned-by" not in (node.metadata.annotations or {})
+        assert offered(core.read_node("node-a").to_dict()) is None
+    finally:
+        if node_a(core).spec.unschedulable:
+            core.patch_node("node-a", {"spec": {"unschedulable": None},
+                                       "metadata": {"annotations": {"dra.gpu/cordoned-by": None}}})

@@ -48,3 +48,59 @@ def test_claims_of_the_driver_with_their_pods_block_removal():
     assert "ml/train (gpu-a/gpu-0; pods: train-0)" in message and "Terminating" in message
     assert "gpu_operator_force_removal: true" in message
     assert handover.removal_refusal([], "gpu.nvidia.com") is None
+
+
+def node(name, unschedulable=False, annotations=None, allocatable=None):
+    return {"metadata": {"name": name, "annotations": annotations or {}},
+            "spec": {"unschedulable": True} if unschedulable else {},
+            "status": {"allocatable": allocatable or {}}}
+
+
+def test_only_a_cordon_made_here_is_lifted_again():
+    free = node("gpu-a")
+    patch = handover.cordon_patch(free)
+    assert patch == {"metadata": {"annotations": {"dra.gpu/cordoned-by": "dra.gpu.gpu_operator"}},
+                     "spec": {"unschedulable": True}}
+    ours = node("gpu-a", unschedulable=True, annotations=patch["metadata"]["annotations"])
+    theirs = node("gpu-b", unschedulable=True)
+    assert handover.cordon_patch(theirs) is None and handover.cordon_patch(ours) is None
+    assert handover.release_patch(theirs) is None and handover.release_patch(free) is None
+    assert handover.release_patch(ours) == {"metadata": {"annotations": {"dra.gpu/cordoned-by": None}},
+                                            "spec": {"unschedulable": None}}
+
+
+def test_a_node_offers_device_plugin_gpus_while_any_is_allocatable():
+    assert handover.offers_device_plugin_gpus(node("a", allocatable={"nvidia.com/gpu": "2"}))
+    assert not handover.offers_device_plugin_gpus(node("a", allocatable={"nvidia.com/gpu": "0"}))
+    assert not handover.offers_device_plugin_gpus(node("a", allocatable={"cpu": "8"}))
+
+
+def budget(name, selector, allowed, namespace="ml"):
+    return {"metadata": {"name": name, "namespace": namespace}, "spec": {"selector": selector},
+            "status": {"disruptionsAllowed": allowed}}
+
+
+def test_budgets_that_select_the_pod_and_allow_nothing_block_it():
+    target = {"metadata": {"namespace": "ml", "labels": {"app": "llm", "tier": "gpu"}}}
+    budgets = [
+        budget("llm", {"matchLabels": {"app": "llm"}}, 0),
+        budget("relaxed", {"matchLabels": {"app": "llm"}}, 1),
+        budget("other-app", {"matchLabels": {"app": "web"}}, 0),
+        budget("other-ns", {"matchLabels": {"app": "llm"}}, 0, namespace="prod"),
+        budget("by-expression", {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["gpu"]}]}, 0),
+        budget("not-in", {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["gpu"]}]}, 0),
+        budget("exists", {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, 0),
+        budget("does-not-exist", {"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, 0),
+        budget("everything", {}, 0),
+    ]
+    assert handover.blocking_budgets(budgets, target) == ["ml/by-expression", "ml/everything", "ml/exists", "ml/llm"]
+
+
+def test_the_eviction_refusal_says_what_is_left_what_blocked_and_what_was_undone():
+    left = [{"namespace": "ml", "name": "llm-0", "node": "gpu-a"}]
+    evicted = [{"namespace": "ml", "name": "embed-0", "node": "gpu-a"}]
+    message = handover.eviction_refusal(left, ["ml/llm"], evicted, ["gpu-a"], 30)
+    assert "1 pod(s) holding nvidia.com/gpu were not gone within 30s: ml/llm-0 on gpu-a" in message
+    assert "PodDisruptionBudget(s) allowing no disruption: ml/llm." in message
+    assert "Evicted before that: ml/embed-0" in message
+    assert "uncordoned (gpu-a); no node label changed" in message

@@ -160,30 +160,50 @@ def node(name, labels=None, annotations=None):
     return {"name": name, "labels": labels or {}, "annotations": annotations or {}}
 
 
-def test_node_patches_for_a_partial_migration_and_idempotence():
+def test_node_patches_for_a_partial_then_full_migration_and_idempotence():
     nodes = [node("node-a", {"nvidia.com/gpu.present": "true"}), node("node-b", {"nvidia.com/gpu.present": "true"})]
-    patches = gov.node_patches(nodes, ["node-b"], device_plugin_on=True)
-    assert patches == [{"node": "node-b", "patch": {"metadata": {
+    patches = gov.node_patches(nodes, ["node-b"])
+    # the device plugin leaves first, the DRA kubelet plugin comes after
+    assert patches == [
+        {"node": "node-b", "step": gov.DEVICE_PLUGIN_OFF, "patch": {"metadata": {
+            "name": "node-b", "labels": {"nvidia.com/gpu.deploy.device-plugin": "false"},
+            "annotations": {gov.OWNER_ANNOTATION: gov.OWNER}}}},
+        {"node": "node-b", "step": gov.DRA_ON, "patch": {"metadata": {
+            "name": "node-b", "labels": {"nvidia.com/dra-kubelet-plugin": "true"}}}}]
+    applied = [nodes[0], node("node-b", dict(nodes[1]["labels"], **{
+        "nvidia.com/gpu.deploy.device-plugin": "false", "nvidia.com/dra-kubelet-plugin": "true"}),
+        {gov.OWNER_ANNOTATION: gov.OWNER})]
+    assert gov.node_patches(applied, ["node-b"]) == []
+    # Then every node moves to DRA: node-a the same two steps; node-b keeps its "false" label.
+    patches = gov.node_patches(applied, ["node-a", "node-b"])
+    assert [(p["node"], p["step"], p["patch"]["metadata"]["labels"]) for p in patches] == [
+        ("node-a", gov.DEVICE_PLUGIN_OFF, {"nvidia.com/gpu.deploy.device-plugin": "false"}),
+        ("node-a", gov.DRA_ON, {"nvidia.com/dra-kubelet-plugin": "true"})]
+    # Removal (state absent): what we set goes.
+    assert gov.node_patches(applied, [])[0]["patch"]["metadata"] == {
         "name": "node-b",
-        "labels": {"nvidia.com/dra-kubelet-plugin": "true", "nvidia.com/gpu.deploy.device-plugin": "false"},
-        "annotations": {gov.OWNER_ANNOTATION: gov.OWNER}}}}]
-    applied = [nodes[0], node("node-b", dict(nodes[1]["labels"], **patches[0]["patch"]["metadata"]["labels"]),
-                              patches[0]["patch"]["metadata"]["annotations"])]
-    assert gov.node_patches(applied, ["node-b"], device_plugin_on=True) == []
-    # Then every node moves to DRA and the device plugin goes: our "false" label goes with it.
-    patches = gov.node_patches(applied, ["node-a", "node-b"], device_plugin_on=False)
-    assert patches[0]["patch"]["metadata"]["labels"] == {"nvidia.com/dra-kubelet-plugin": "true"}
-    assert patches[1]["patch"]["metadata"] == {"name": "node-b",
-                                               "labels": {"nvidia.com/gpu.deploy.device-plugin": None},
-                                               "annotations": {gov.OWNER_ANNOTATION: None}}
+        "labels": {"nvidia.com/dra-kubelet-plugin": None, "nvidia.com/gpu.deploy.device-plugin": None},
+        "annotations": {gov.OWNER_ANNOTATION: None}}
 
 
 def test_node_patches_never_take_someone_elses_label():
     theirs = node("node-a", {"nvidia.com/gpu.deploy.device-plugin": "false"})
-    assert gov.node_patches([theirs], ["node-a"], True) == [
-        {"node": "node-a", "patch": {"metadata": {"name": "node-a", "labels": {"nvidia.com/dra-kubelet-plugin": "true"}}}}]
+    assert gov.node_patches([theirs], ["node-a"]) == [
+        {"node": "node-a", "step": gov.DRA_ON,
+         "patch": {"metadata": {"name": "node-a", "labels": {"nvidia.com/dra-kubelet-plugin": "true"}}}}]
     # Removal (state absent) leaves their label alone.
-    assert gov.node_patches([theirs], [], False) == []
+    assert gov.node_patches([theirs], []) == []
+
+
+def test_the_operator_managed_layout_gets_no_device_plugin_label_and_ours_goes():
+    ours = node("node-a", {"nvidia.com/gpu.deploy.device-plugin": "false", "nvidia.com/dra-kubelet-plugin": "true"},
+                {gov.OWNER_ANNOTATION: gov.OWNER})
+    assert gov.node_patches([ours], ["node-a"], device_plugin_label=False) == [
+        {"node": "node-a", "step": gov.DEVICE_PLUGIN_OFF, "patch": {"metadata": {
+            "name": "node-a", "labels": {"nvidia.com/gpu.deploy.device-plugin": None},
+            "annotations": {gov.OWNER_ANNOTATION: None}}}}]
+    assert [p["step"] for p in gov.node_patches([node("node-b")], ["node-b"], device_plugin_label=False)] == [
+        gov.DRA_ON]
 
 
 def test_check_cluster():
@@ -192,3 +212,14 @@ def test_check_cluster():
     assert "below the minimum" in gov.check_cluster("v1.35.1", True, "1.35.2")[0]
     assert "resource.k8s.io/v1" in gov.check_cluster("v1.36.0", False, "1.35")[0]
     assert gov.check_cluster("v1.36.0", False, "1.35", dra_enabled=False) == []
+
+
+def test_a_partial_migration_says_what_the_operators_validator_does_on_dra_nodes():
+    partial = gov.plan("v26.3.1", gpu_nodes=["node-a", "node-b"], dra_nodes=["node-b"])
+    assert len(partial["notes"]) == 2
+    assert "plugin-validation step on the DRA nodes (node-b)" in partial["notes"][0]
+    assert "driver upgrades wait for the validator" in partial["notes"][1]
+    host_driver = gov.plan("v26.3.1", driver_enabled=False, gpu_nodes=["node-a", "node-b"], dra_nodes=["node-b"])
+    assert len(host_driver["notes"]) == 1
+    # every node on DRA: the device plugin is off, and the operator drops plugin-validation
+    assert gov.plan("v26.3.1", gpu_nodes=["node-a", "node-b"], dra_nodes=[])["notes"] == []
