@@ -214,12 +214,15 @@ def workload_migration(values, inventory):
     return checks
 
 
+METHODS = ("claim", "extended_resource")
+
+
 def _one_workload(label, item):
     unknown = sorted(set(item) - set(("kind", "namespace", "name", "label_selector", "device_class", "claim_mode",
-                                      "claim_name")))
+                                      "claim_name", "method")))
     if unknown:
         _fail("%s has %s, which a workload entry does not take; use kind, namespace, name or label_selector, "
-              "device_class, claim_mode, claim_name" % (label, ", ".join(unknown)))
+              "device_class, claim_mode, claim_name, method" % (label, ", ".join(unknown)))
     if bool(item.get("name")) == bool(item.get("label_selector")):
         _fail("%s needs exactly one of name and label_selector" % label)
     inputs.dns_label(label + ".namespace", item.get("namespace"))
@@ -233,6 +236,9 @@ def _one_workload(label, item):
             wm.MIGRATABLE_KINDS))))
     if item.get("device_class"):
         inputs.dns_subdomain(label + ".device_class", item["device_class"], "DeviceClass")
+    if item.get("method", "claim") not in METHODS:
+        _fail("%s.method is %r; use claim (rewrite to a claim) or extended_resource (keep nvidia.com/gpu, served "
+              "by DRA where the cluster offers it)" % (label, item.get("method")))
     if item.get("claim_mode", "template") not in wm.CLAIM_KINDS:
         _fail("%s.claim_mode is %r; use template (a claim per pod) or shared (one claim for all its pods)"
               % (label, item.get("claim_mode")))

@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import watch
+from ansible_collections.dra.gpu.plugins.module_utils import extended_resource, gpu_workloads, watch
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
@@ -123,6 +123,27 @@ class Migration:
                                           name, ", ".join(sorted(c["metadata"]["name"] for c in known)) or "none"))
 
     # ----- waiting -------------------------------------------------------------------------
+
+    def on_extended_resource(self, device_class):
+        """The workload keeps nvidia.com/gpu and DRA serves it through ``device_class``'s
+        extendedResourceName: nothing is written; where its pods stand is reported."""
+        obj = self.read()
+        status = wm.status_of(self.kind, obj)
+        if status != "device-plugin":
+            raise wm.MigrationRefused({
+                None: "its pods ask for no nvidia.com/gpu: there is nothing to serve",
+                "migrated": "it was moved to a claim; put nvidia.com/gpu back first (state reverted)",
+                "dra": "its pods already take GPUs through claims",
+                "both": "its pods ask for nvidia.com/gpu and through claims at once; move the rest by hand",
+            }[status])
+        gpus = gpu_workloads.gpus_per_pod(gpu_workloads.pod_spec(self.kind, obj))
+        pods, _version = self._pods(wm.label_selector(obj))
+        paths = extended_resource.pod_paths(pods)
+        served = [p for p in paths if p["claim"]]
+        return {"changed": False, "status": "extended-resource", "pods": paths,
+                "message": "%s keeps nvidia.com/gpu, served by DRA through DeviceClass %s: %d of %d pods on a claim "
+                           "the scheduler made" % (self.label, device_class, len(served), len(paths)),
+                "report": extended_resource.report(self.label, gpus, device_class, paths)}
 
     def _pods(self, selector):
         return self.kube.list_all(self.kube.core.list_namespaced_pod, namespace=self.namespace,

@@ -87,6 +87,18 @@ options:
     description: Seconds to wait for the rollout, and again for a rollback's rollout.
     type: int
     default: 300
+  method:
+    description:
+      - V(claim) rewrites the pod template to a claim, as described above.
+      - V(extended_resource) rewrites nothing. Where the DRAExtendedResource feature is on (beta and on by default
+        from Kubernetes 1.36) and a DeviceClass carries C(extendedResourceName) V(nvidia.com/gpu), as NVIDIA's chart
+        creates C(gpu.nvidia.com), the scheduler serves pods that keep C(nvidia.com/gpu) through DRA on nodes
+        without the device plugin. The module checks that the server keeps that field (a class that has it, or a
+        server-side dry run) and fails saying why when it does not (Kubernetes 1.35, or the gate off); otherwise
+        it reports the workload's pods and the claims the scheduler made for them.
+    type: str
+    choices: [claim, extended_resource]
+    default: claim
 """
 
 EXAMPLES = r"""
@@ -137,6 +149,12 @@ requests:
   returned: when changed to migrated
   type: list
   elements: dict
+extended_resource:
+  description: Whether this cluster serves pods that keep C(nvidia.com/gpu) through DRA - C(available) (true, false,
+    or null when it could not tell), C(device_class) (the class that carries C(extendedResourceName)) and C(reason).
+  returned: always
+  type: dict
+  sample: {available: false, device_class: null, reason: "this API server (v1.35.4) does not keep ..."}
 report:
   description:
     - Lines a person reads - each container's GPUs before, the claim after, each new pod's node and devices.
@@ -153,8 +171,11 @@ template:
   returned: when changed to migrated
   type: dict
 pods:
-  description: The new pods, each C(pod), C(node), C(ready), C(claim), C(allocated), C(devices).
-  returned: when migrated, not in check mode
+  description:
+    - The new pods, each C(pod), C(node), C(ready), C(claim), C(allocated), C(devices).
+    - With O(method=extended_resource), the workload's pods, each C(name), C(node), C(phase) and C(claim) (the claim
+      the scheduler made for its C(nvidia.com/gpu), null while it is not served by DRA).
+  returned: when migrated, not in check mode; with method extended_resource
   type: list
   elements: dict
 rolled_back:
@@ -171,7 +192,8 @@ import datetime
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_workloads, inputs, workload_migration_run
+from ansible_collections.dra.gpu.plugins.module_utils import (
+    client, extended_resource, gpu_workloads, inputs, workload_migration_run)
 from ansible_collections.dra.gpu.plugins.module_utils.workload_migration import MigrationRefused
 from ansible_collections.dra.gpu.plugins.module_utils.workload_migration_run import Migration, MigrationFailed
 
@@ -188,6 +210,7 @@ def main():
         claim_mode=dict(type="str", choices=["template", "shared"], default="template"),
         claim_name=dict(type="str"),
         timeout=dict(type="int", default=300),
+        method=dict(type="str", choices=["claim", "extended_resource"], default="claim"),
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True, required_one_of=[("name", "label_selector")],
                            mutually_exclusive=[("name", "label_selector")])
@@ -203,28 +226,47 @@ def main():
     ])
     kube = client.Kube(client.api_client(module))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = extended_resource_path(kube)
+    if params["method"] == "extended_resource" and not path["available"]:
+        module.fail_json(msg="the extended-resource path is not available: %s. Nothing was changed." % path["reason"],
+                         extended_resource=path)
     if params["name"]:
-        module.exit_json(**one(module, Migration(kube, params), now))
+        module.exit_json(extended_resource=path, **one(module, Migration(kube, params), now, path))
     done = []
     try:
         names = workload_migration_run.names_matching(kube, params)
     except MigrationRefused as exc:
-        module.fail_json(msg=str(exc))
+        module.fail_json(msg=str(exc), extended_resource=path)
     for name in names:
-        result = one(module, Migration(kube, dict(params, name=name)), now, done)
+        result = one(module, Migration(kube, dict(params, name=name)), now, path, done)
         done.append(dict(result, name=name))
     report = []
     for result in done:
         report += [result["message"]] + result.get("report", [])
-    module.exit_json(changed=any(r["changed"] for r in done), workloads=done, report=report,
+    module.exit_json(changed=any(r["changed"] for r in done), workloads=done, report=report, extended_resource=path,
                      message="%d %s(s) matched %s" % (len(done), params["kind"], params["label_selector"]))
 
 
-def one(module, migration, now, done_before=None):
-    """One workload's migration or revert; a failure ends the module (after those done before)."""
-    extra = {"workloads": done_before} if done_before is not None else {}
+def extended_resource_path(kube):
+    """Whether pods that keep nvidia.com/gpu can be served by DRA here, reported with every result."""
     try:
-        if module.params["state"] == "migrated":
+        return extended_resource.availability(kube)
+    except client.ApiException as exc:
+        return {"available": None, "device_class": None,
+                "reason": "could not tell whether the API server keeps extendedResourceName: %s"
+                          % client.api_error_message(exc)}
+
+
+def one(module, migration, now, path, done_before=None):
+    """One workload's migration or revert; a failure ends the module (after those done before)."""
+    extra = {"extended_resource": path}
+    if done_before is not None:
+        extra["workloads"] = done_before
+    params = module.params
+    try:
+        if params["state"] == "migrated" and params["method"] == "extended_resource":
+            result = migration.on_extended_resource(path["device_class"])
+        elif params["state"] == "migrated":
             result = migration.migrate(module.check_mode, now)
         else:
             result = migration.revert(module.check_mode)

@@ -13,6 +13,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # The version the preflight and upgrade tests start from (built by tests/integration/run.sh).
 OLD_VERSION = "1.34.4"
+# The first version with DRA's extended-resource path on by default (also built by run.sh).
+NEW_VERSION = "1.36.3"
 LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
 
 

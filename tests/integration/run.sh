@@ -36,6 +36,12 @@ stage="build Kubernetes 1.34.4 for the preflight test"
 t0=$SECONDS
 LAB_K8S_VERSION=1.34.4 lab build
 echo "integration: Kubernetes 1.34.4 for the preflight test ready in $((SECONDS - t0))s"
+# And 1.36.3, where DRA serves nvidia.com/gpu through a DeviceClass's extendedResourceName
+# (tests/integration/test_extended_resource.py).
+stage="build Kubernetes 1.36.3 for the extended-resource test"
+t0=$SECONDS
+LAB_K8S_VERSION=1.36.3 lab build
+echo "integration: Kubernetes 1.36.3 for the extended-resource test ready in $((SECONDS - t0))s"
 # The node lab's package mirror (kubeadm, kubelet, kubectl .debs of both versions) for
 # tests/integration/test_node_mirror.py; the node binaries are compiled here when not cached.
 stage="node lab package mirror"

@@ -30,7 +30,12 @@ def probe_kind(pod):
 
 
 def claim_names(pod):
-    names = [s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []]
+    """The claims the kubelet prepares for a pod: its own, the ones made from its templates, and
+    the one the scheduler made for an extended resource a DeviceClass serves (status field
+    extendedResourceClaimStatus, Kubernetes 1.34+ with DRAExtendedResource)."""
+    status = pod.get("status") or {}
+    names = [s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []]
+    names.append((status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName"))
     names += [r.get("resourceClaimName") for r in pod["spec"].get("resourceClaims") or []]
     return [n for n in names if n]
 

@@ -164,3 +164,23 @@ def test_preflight_and_cluster_upgrade_roles():
                                                         cluster_upgrade_drain_timeout=360,
                                                         cluster_upgrade_node_ready_timeout=300,
                                                         cluster_upgrade_node_names={"w1": "n1"})) == []
+
+
+def test_workload_migration_role_names_each_bad_entry():
+    values = {"workload_migration_device_class": "gpu.nvidia.com", "workload_migration_timeout": 300,
+              "workload_migration_workloads": [
+                  {"namespace": "ml", "name": "llm"},
+                  {"namespace": "ml", "name": "llm", "label_selector": "a=b"},
+                  {"namespace": "ml", "name": "batch", "kind": "Job"},
+                  {"namespace": "ml", "name": "llm", "method": "rewrite"},
+                  {"namespace": "ml", "name": "llm", "colour": "red"}]}
+    found = role_inputs.problems("workload_migration", values)
+    assert len(found) == 4, found
+    text = " | ".join(found)
+    assert "workload_migration_workloads[1] needs exactly one of name and label_selector" in text
+    assert "workload_migration_workloads[2].kind is 'Job'" in text
+    assert "workload_migration_workloads[3].method is 'rewrite'; use claim" in text
+    assert "workload_migration_workloads[4] has colour" in text
+    assert role_inputs.problems("workload_migration", dict(values, workload_migration_workloads=[])) == [
+        "workload_migration_workloads is []; list the workloads to move, each with namespace and name (or "
+        "label_selector), e.g. [{namespace: ml, name: llm}]"]
