@@ -39,9 +39,10 @@ def running(core, ns, name):
                            "pod %s Running" % name, timeout=60, namespace=ns, field_selector="metadata.name=" + name)
 
 
-def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scratch):
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    apps.create_namespaced_daemon_set(scratch, {
+def device_plugin_on_node_a(core, apps, ns):
+    """A device-plugin DaemonSet of its own, pinned to node-a (not the operator's: it ignores
+    nvidia.com/gpu.deploy.device-plugin); the simulated kubelet offers node-a's two GPUs."""
+    apps.create_namespaced_daemon_set(ns, {
         "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
         "spec": {"selector": {"matchLabels": DEVICE_PLUGIN_LABEL}, "template": {
             "metadata": {"labels": DEVICE_PLUGIN_LABEL},
@@ -49,6 +50,11 @@ def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scra
                      "containers": [{"name": "plugin", "image": PAUSE}]}}}})
     wait_for_object(core.list_node, lambda n: offered(n) == "2", "node-a offering nvidia.com/gpu: 2", timeout=60,
                     field_selector="metadata.name=node-a")
+
+
+def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scratch):
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    device_plugin_on_node_a(core, apps, scratch)
     core.create_namespaced_pod(scratch, {"metadata": {"name": "llm"}, "spec": {"containers": [
         {"name": "main", "image": PAUSE, "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}})
     assert running(core, scratch, "llm")["spec"]["nodeName"] == "node-a"
@@ -114,14 +120,7 @@ def test_the_drain_evicts_only_gpu_pods_and_the_node_stays_cordoned_until_the_de
     stays, and the cordon is lifted only once the node offers no nvidia.com/gpu; a device
     plugin that is not the operator's (it ignores the node label) keeps it cordoned."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    apps.create_namespaced_daemon_set(scratch, {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
-        "spec": {"selector": {"matchLabels": DEVICE_PLUGIN_LABEL}, "template": {
-            "metadata": {"labels": DEVICE_PLUGIN_LABEL},
-            "spec": {"nodeSelector": {"kubernetes.io/hostname": "node-a"},
-                     "containers": [{"name": "plugin", "image": PAUSE}]}}}})
-    wait_for_object(core.list_node, lambda n: offered(n) == "2", "node-a offering nvidia.com/gpu: 2", timeout=60,
-                    field_selector="metadata.name=node-a")
+    device_plugin_on_node_a(core, apps, scratch)
     apps.create_namespaced_stateful_set(scratch, {
         "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "llm"},
         "spec": {"serviceName": "llm", "replicas": 1, "selector": {"matchLabels": {"app": "llm"}}, "template": {
