@@ -17,6 +17,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_handover as handover
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_workloads
 from ansible_collections.dra.gpu.plugins.module_utils import watch
 from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException, api_error_message
 
@@ -170,7 +171,7 @@ class DevicePluginDrain:
 
         def offering(items):
             return sorted(n["metadata"]["name"] for n in items
-                          if n["metadata"]["name"] in waited and handover.offers_device_plugin_gpus(n))
+                          if n["metadata"]["name"] in waited and gpu_workloads.offers_device_plugin_gpus(n))
 
         watcher = watch.kube_watcher(self.kube.core.list_node, self.kube.api)
         try:

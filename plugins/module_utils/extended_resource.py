@@ -18,8 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
-
-DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+from ansible_collections.dra.gpu.plugins.module_utils.gpu_workloads import DEVICE_PLUGIN_RESOURCE
 # A name no one uses, for the dry-run create that asks whether the server keeps the field.
 PROBE_CLASS = "dra-gpu-extended-resource-probe"
 PROBE_RESOURCE = "example.com/dra-gpu-probe"

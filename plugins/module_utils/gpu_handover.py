@@ -85,7 +85,6 @@ def removal_refusal(held, driver):
 
 CORDONED_BY = "dra.gpu/cordoned-by"
 CORDONED_BY_VALUE = "dra.gpu.gpu_operator"
-DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
 
 
 def cordoned_by_us(node):
@@ -105,14 +104,6 @@ def release_patch(node):
     if not cordoned_by_us(node):
         return None
     return {"metadata": {"annotations": {CORDONED_BY: None}}, "spec": {"unschedulable": None}}
-
-
-def offers_device_plugin_gpus(node):
-    """Whether the kubelet still reports the device plugin's GPUs as allocatable: it drops them to
-    zero once the plugin has gone (the capacity may linger a few minutes), so allocatable is what
-    the scheduler, and so this check, goes by."""
-    value = str(((node.get("status") or {}).get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE) or "0")
-    return value not in ("0", "")
 
 
 def selector_matches(selector, labels):

@@ -87,13 +87,20 @@ def replicas(kind, obj):
     return 1
 
 
+def offers_device_plugin_gpus(node):
+    """Whether the kubelet reports the device plugin's GPUs as allocatable: it drops them to zero
+    once the plugin has gone (the capacity may linger a few minutes), so allocatable is what the
+    scheduler goes by."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return int(quantity.parse_quantity(str(allocatable.get(DEVICE_PLUGIN_RESOURCE, "0")))) > 0
+
+
 def node_served_by(node, slice_nodes, driver=DEFAULT_DRIVER):
     """``device-plugin`` when the node offers ``nvidia.com/gpu`` (the plugin registers it with the
     kubelet), ``dra`` when the driver publishes its devices, ``both`` (the over-admission a
     migration must never leave: two managers handing out the same GPUs), or ``none``."""
     name = node["metadata"]["name"]
-    allocatable = (node.get("status") or {}).get("allocatable") or {}
-    plugin = int(quantity.parse_quantity(str(allocatable.get(DEVICE_PLUGIN_RESOURCE, "0")))) > 0
+    plugin = offers_device_plugin_gpus(node)
     dra = name in slice_nodes
     if plugin and dra:
         return "both"

@@ -105,6 +105,20 @@ def claim_name(workload_name):
     return ("%s-gpu" % workload_name)[:253]
 
 
+# Why a workload is not taken, by what its pods ask for (status_of): only device-plugin ones are.
+NOT_ON_DEVICE_PLUGIN = {
+    None: "its pods ask for no nvidia.com/gpu: there is nothing to do",
+    "migrated": "it was moved to a claim; put nvidia.com/gpu back first (state reverted)",
+    "dra": "its pods already take GPUs through claims",
+    "both": "its pods ask for nvidia.com/gpu and through claims at once; move the rest by hand",
+}
+
+
+def refuse_unless_device_plugin(status):
+    if status != "device-plugin":
+        raise MigrationRefused(NOT_ON_DEVICE_PLUGIN[status])
+
+
 def rewrite(kind, obj, device_class, mode="template", name=None):
     """The workload's new pod template and the claim object it needs.
 
@@ -114,13 +128,7 @@ def rewrite(kind, obj, device_class, mode="template", name=None):
     check_kind(kind)
     template = copy.deepcopy((obj.get("spec") or {}).get("template") or {})
     spec = template.setdefault("spec", {})
-    way = gpu_workloads.asks_for(spec)
-    if way != "device-plugin":
-        raise MigrationRefused({
-            None: "its pods ask for no nvidia.com/gpu: there is nothing to migrate",
-            "dra": "its pods already take GPUs through claims",
-            "both": "its pods ask for nvidia.com/gpu and through claims at once; move the rest by hand",
-        }[way])
+    refuse_unless_device_plugin(gpu_workloads.asks_for(spec))
     for container in spec.get("initContainers") or []:
         if _gpus(container) and container.get("restartPolicy") != "Always":
             # The device plugin lends an init container's GPUs to the containers after it; a

@@ -128,14 +128,7 @@ class Migration:
         """The workload keeps nvidia.com/gpu and DRA serves it through ``device_class``'s
         extendedResourceName: nothing is written; where its pods stand is reported."""
         obj = self.read()
-        status = wm.status_of(self.kind, obj)
-        if status != "device-plugin":
-            raise wm.MigrationRefused({
-                None: "its pods ask for no nvidia.com/gpu: there is nothing to serve",
-                "migrated": "it was moved to a claim; put nvidia.com/gpu back first (state reverted)",
-                "dra": "its pods already take GPUs through claims",
-                "both": "its pods ask for nvidia.com/gpu and through claims at once; move the rest by hand",
-            }[status])
+        wm.refuse_unless_device_plugin(wm.status_of(self.kind, obj))
         gpus = gpu_workloads.gpus_per_pod(gpu_workloads.pod_spec(self.kind, obj))
         pods, _version = self._pods(wm.label_selector(obj))
         paths = extended_resource.pod_paths(pods)

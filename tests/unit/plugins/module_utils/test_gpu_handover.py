@@ -3,6 +3,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_handover as handover
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_workloads
 
 
 def pod(name, node, gpus=1, phase="Running", namespace="ml"):
@@ -70,9 +71,9 @@ def test_only_a_cordon_made_here_is_lifted_again():
 
 
 def test_a_node_offers_device_plugin_gpus_while_any_is_allocatable():
-    assert handover.offers_device_plugin_gpus(node("a", allocatable={"nvidia.com/gpu": "2"}))
-    assert not handover.offers_device_plugin_gpus(node("a", allocatable={"nvidia.com/gpu": "0"}))
-    assert not handover.offers_device_plugin_gpus(node("a", allocatable={"cpu": "8"}))
+    assert gpu_workloads.offers_device_plugin_gpus(node("a", allocatable={"nvidia.com/gpu": "2"}))
+    assert not gpu_workloads.offers_device_plugin_gpus(node("a", allocatable={"nvidia.com/gpu": "0"}))
+    assert not gpu_workloads.offers_device_plugin_gpus(node("a", allocatable={"cpu": "8"}))
 
 
 def budget(name, selector, allowed, namespace="ml"):
