@@ -10,10 +10,12 @@ combinations NVIDIA's charts would refuse to render. Nothing here talks to a clu
 Layouts:
   * ``standalone``: the GPU Operator without the device plugin on the DRA nodes, plus NVIDIA's
     separate DRA driver chart whose kubelet plugin runs on the nodes labelled
-    ``nvidia.com/dra-kubelet-plugin=true`` (NVIDIA's supported path for v25.10 and v26.3,
-    still possible on v26.7).
-  * ``gpucluster``: v26.7+ only, the operator deploys the DRA driver itself through a
-    GPUCluster resource (``clusterPolicy.deployCR=false``, ``gpuCluster.deployCR=true``).
+    ``nvidia.com/dra-kubelet-plugin=true``: NVIDIA's supported path at every version, and what
+    mode ``auto`` picks.
+  * ``gpucluster``: v26.7+ only, and only when asked for: the operator deploys the DRA driver
+    itself through a GPUCluster resource (``clusterPolicy.deployCR=false``,
+    ``gpuCluster.deployCR=true``), which NVIDIA calls a Technology Preview, supported for new
+    installs only.
   * ``device_plugin``: DRA disabled, the classic operator with its device plugin.
 """
 
@@ -24,6 +26,7 @@ __metaclass__ = type
 import copy
 import re
 
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, versions
 
 DRA_NODE_LABEL = "nvidia.com/dra-kubelet-plugin"
@@ -39,27 +42,23 @@ OPERATOR_CHART = "gpu-operator"
 SHARING_GATES = {"TimeSlicingSettings": True, "MPSSupport": True}
 DEFAULT_REPO_URL = "https://helm.ngc.nvidia.com/nvidia"
 
-# GPU Operator chart tags (dra-facts.md), per minor: known patches and possible layouts.
+# GPU Operator chart tags (dra-facts.md), per minor: known patches, possible layouts (the first
+# is what mode auto picks: NVIDIA's supported path) and the DRA driver chart version the
+# operator's release pairs (v26.7's own values name the driver v0.5.0).
 OPERATOR_VERSIONS = {
-    (25, 10): {"patches": (0, 1), "layouts": ("standalone",), "dra_driver": "v25.12.0"},
-    (26, 3): {"patches": (0, 1, 2, 3), "layouts": ("standalone",), "dra_driver": "v0.4.1"},
-    (26, 7): {"patches": (0,), "layouts": ("gpucluster", "standalone"), "dra_driver": "v0.4.1"},
+    (25, 10): {"patches": (0, 1), "layouts": ("standalone",), "dra_driver": "25.12.0"},
+    (26, 3): {"patches": (0, 1, 2, 3), "layouts": ("standalone",), "dra_driver": "0.4.1"},
+    (26, 7): {"patches": (0,), "layouts": ("standalone", "gpucluster"), "dra_driver": "0.5.0"},
 }
 MODES = ("auto", "standalone", "gpucluster")
 # DRA driver chart tags: (major, minor) -> chart name (renamed at v0.4).
 DRA_DRIVER_MINORS = {(25, 3): "nvidia-dra-driver-gpu", (25, 8): "nvidia-dra-driver-gpu",
                      (25, 12): "nvidia-dra-driver-gpu", (0, 4): "dra-driver-nvidia-gpu",
                      (0, 5): "dra-driver-nvidia-gpu"}
-
-# Image repositories per chart value, as a path under the registry (NVIDIA's defaults use
-# nvcr.io/<path>); a mirror keeps the paths and changes the host.
-OPERATOR_IMAGE_PATHS = {
-    "operator": "nvidia", "validator": "nvidia/cloud-native", "driver": "nvidia",
-    "driver.manager": "nvidia/cloud-native", "toolkit": "nvidia/k8s", "devicePlugin": "nvidia",
-    "dcgm": "nvidia/cloud-native", "dcgmExporter": "nvidia/k8s", "gfd": "nvidia",
-    "migManager": "nvidia/cloud-native", "nodeStatusExporter": "nvidia/cloud-native",
-}
-DRA_DRIVER_IMAGE_PATH = "nvidia/k8s-dra-driver-gpu"
+OLD_DRA_CHART = "nvidia-dra-driver-gpu"
+# The kubelet plugin NVIDIA's v26.7 operator deploys for a GPUCluster (read in its source).
+GPUCLUSTER_PLUGIN = {"pod_selector": "app=nvidia-dra-driver-kubelet-plugin",
+                     "daemonset": "nvidia-dra-driver-kubelet-plugin"}
 
 
 class PlanError(ValueError):
@@ -78,27 +77,51 @@ def version_text(version):
     return "v%d.%d.%d" % version
 
 
+def dra_version_text(version):
+    """The DRA driver chart spells its versions without "v" (0.4.1, 25.12.0)."""
+    return "%d.%d.%d" % version
+
+
 def supported_operator_versions():
     return ["v%d.%d.%d" % (minor[0], minor[1], patch)
             for minor, info in sorted(OPERATOR_VERSIONS.items()) for patch in info["patches"]]
 
 
 def operator_info(version_string):
+    """(version, the minor's facts, cautions) for a GPU Operator chart version.
+
+    A newer patch of a known minor (v26.3.4) is accepted, with a caution: sites pin what their
+    mirror has, and a patch keeps the minor's values. An unknown minor is refused."""
     version = parse_version(version_string)
     info = OPERATOR_VERSIONS.get(version[:2])
-    if info is None or version[2] not in info["patches"]:
-        raise PlanError("GPU Operator chart %s is not one this collection knows (%s); pin one of those "
-                        "with gpu_operator_version" % (version_string, ", ".join(supported_operator_versions())))
-    return version, info
+    if info is None or version[2] < min(info["patches"]):
+        raise PlanError("GPU Operator chart %s is not one this collection knows (%s); pin one of those with "
+                        "gpu_operator_version, or a newer patch of one of those minors"
+                        % (version_string, ", ".join(supported_operator_versions())))
+    cautions = []
+    if version[2] not in info["patches"]:
+        newest = (version[0], version[1], max(info["patches"]))
+        cautions.append("GPU Operator %s is a newer patch than this collection was checked against (%s): its "
+                        "values are taken to be %s's, and the image list below uses %s's tags; compare with "
+                        "`helm show values gpu-operator --version %s` before mirroring"
+                        % (version_text(version), version_text(newest), version_text(newest),
+                           version_text(newest), version_text(version)))
+    return version, info, cautions
+
+
+def image_tags(version):
+    """OPERATOR_TAGS for a version; a newer patch uses its minor's newest known patch."""
+    known = [v for v in images.OPERATOR_TAGS if v[:2] == version[:2] and v <= version]
+    return images.OPERATOR_TAGS[max(known)]
 
 
 def dra_driver_chart(version_string):
-    """The DRA driver chart's name for one of its versions ('v0.4.1' -> 'dra-driver-nvidia-gpu')."""
+    """The DRA driver chart's name for one of its versions ('0.4.1' -> 'dra-driver-nvidia-gpu')."""
     version = parse_version(version_string)
     name = DRA_DRIVER_MINORS.get(version[:2])
     if name is None:
-        raise PlanError("DRA driver chart %s is not one this collection knows (v25.3.x, v25.8.x, v25.12.x, "
-                        "v0.4.x, v0.5.x)" % version_string)
+        raise PlanError("DRA driver chart %s is not one this collection knows (25.3.x, 25.8.x, 25.12.x, "
+                        "0.4.x, 0.5.x)" % version_string)
     return name
 
 
@@ -106,7 +129,7 @@ def resolve_layout(version_string, dra_enabled, mode):
     """Which layout a version and mode give: standalone, gpucluster or device_plugin."""
     if mode not in MODES:
         raise PlanError("gpu_operator_dra_mode must be one of %s, not %r" % (", ".join(MODES), mode))
-    _version, info = operator_info(version_string)
+    _version, info, _cautions = operator_info(version_string)
     if not dra_enabled:
         return "device_plugin"
     if mode == "auto":
@@ -152,7 +175,10 @@ def _truthy(value):
 def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, toolkit_enabled,
                     image_registry=None, sharing=False):
     """The GPU Operator chart's values for a layout (before the user's extra values)."""
-    values = {"driver": {"enabled": driver_enabled}, "toolkit": {"enabled": toolkit_enabled}}
+    values = {"driver": {"enabled": driver_enabled}}
+    # v26.7 reads toolkit.enabled only for a ClusterPolicy: a GPUCluster deploys no toolkit.
+    if layout != "gpucluster":
+        values["toolkit"] = {"enabled": toolkit_enabled}
     has_gpucluster = version[:2] >= (26, 7)
     if layout == "standalone":
         values["driver"]["manager"] = {"env": [{"name": EVICTION_ENV, "value": DRA_NODE_LABEL}]}
@@ -172,12 +198,12 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["clusterPolicy"] = {"deployCR": True}
         values["gpuCluster"] = {"deployCR": False}
     if image_registry:
-        for key, path in sorted(OPERATOR_IMAGE_PATHS.items()):
-            _set(values, key + ".repository", "%s/%s" % (image_registry.rstrip("/"), path))
+        for key, repository in sorted(images.operator_mirror_values(image_tags(version), image_registry).items()):
+            _set(values, key, repository)
     return values
 
 
-def dra_driver_values(driver_enabled, image_registry=None, sharing=False):
+def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False):
     """NVIDIA's DRA driver chart values for the standalone layout."""
     values = {
         # Where the driver's files are: the operator's driver container, or the host.
@@ -187,10 +213,40 @@ def dra_driver_values(driver_enabled, image_registry=None, sharing=False):
         "kubeletPlugin": {"nodeSelector": {DRA_NODE_LABEL: "true"}},
     }
     if image_registry:
-        values["image"] = {"repository": "%s/%s" % (image_registry.rstrip("/"), DRA_DRIVER_IMAGE_PATH)}
+        for key, repository in images.dra_driver_mirror_values(chart, image_registry).items():
+            _set(values, key, repository)
     if sharing:
         values["featureGates"] = dict(SHARING_GATES)
     return values
+
+
+def dra_chart_upgrade(chart, version, installed):
+    """What moving the live DRA driver release to ``chart`` ``version`` needs (NVIDIA's upgrade
+    notes for v25.12 -> v0.4, read at v0.4.1): nameOverride and CRDs. Raises PlanError on a
+    downgrade across the rename, which NVIDIA does not support.
+
+    ``installed``: None, or {name, version} of the kubelet plugin DaemonSet the release runs
+    now (its name is "<chart name or nameOverride>-kubelet-plugin", its label
+    app.kubernetes.io/version the chart's appVersion). Returns {name_override, apply_crds, from}:
+    ``name_override`` keeps the objects' names when the renamed chart replaces the old one (and
+    on every later run, so that a second run renames nothing); ``apply_crds`` because Helm
+    installs a chart's CRDs on first install only."""
+    if not installed:
+        return {"name_override": None, "apply_crds": False, "from": None}
+    old_names = installed["name"] == OLD_DRA_CHART + "-kubelet-plugin"
+    try:
+        installed_version = parse_version(installed.get("version"))
+    except PlanError:
+        installed_version = None
+    if installed_version and installed_version[0] < 25 <= version[0]:
+        raise PlanError("the DRA driver release runs chart %s; going back to %s is not supported by NVIDIA "
+                        "(the kubelet plugin's checkpoint format changed at 0.4): pin "
+                        "gpu_operator_dra_driver_version to %s or later"
+                        % (dra_version_text(installed_version), dra_version_text(version),
+                           dra_version_text(installed_version)))
+    return {"name_override": OLD_DRA_CHART if old_names and chart != OLD_DRA_CHART else None,
+            "apply_crds": installed_version != version,
+            "from": dra_version_text(installed_version) if installed_version else installed.get("version")}
 
 
 def refusals(version, operator, dra_driver):
@@ -312,9 +368,13 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
          gpu_nodes=(), dra_nodes=(), operator_extra_values=None, dra_driver_extra_values=None,
          dra_driver_version=None, image_registry=None, namespace="gpu-operator",
          dra_driver_namespace="nvidia-dra-driver-gpu", release_name="gpu-operator",
-         dra_driver_release_name="nvidia-dra-driver-gpu", sharing=False):
-    """Releases, values and the DRA node set for one request; raises PlanError on a refusal."""
-    parsed, info = operator_info(version)
+         dra_driver_release_name="nvidia-dra-driver-gpu", sharing=False, installed_dra_driver=None,
+         gpu_node_labels=None):
+    """Releases, values, the DRA node set and the images to pull for one request; raises
+    PlanError on a refusal. ``installed_dra_driver``: the live DRA release's kubelet plugin
+    ({name, version}, see dra_chart_upgrade); ``gpu_node_labels``: {node: labels} of the GPU
+    nodes, for the driver image's OS suffix."""
+    parsed, info, notes = operator_info(version)
     layout = resolve_layout(version, dra_enabled, mode)
     selected = select_nodes(gpu_nodes, dra_nodes) if layout != "device_plugin" else []
     if layout != "device_plugin" and not selected:
@@ -333,13 +393,17 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
                                           image_registry, sharing), operator_extra_values)
     releases = [{"name": release_name, "namespace": namespace, "chart": OPERATOR_CHART,
                  "chart_version": version_text(parsed), "values": operator}]
-    dra_values = None
+    dra_values, upgrade = None, dra_chart_upgrade(None, None, None)
     if layout == "standalone":
-        dra_version = dra_driver_version or info["dra_driver"]
-        chart = dra_driver_chart(dra_version)
-        dra_values = deep_merge(dra_driver_values(driver_enabled, image_registry, sharing), dra_driver_extra_values)
+        dra_version = parse_version(dra_driver_version or info["dra_driver"])
+        chart = dra_driver_chart(dra_version_text(dra_version))
+        upgrade = dra_chart_upgrade(chart, dra_version, installed_dra_driver)
+        planned = dra_driver_values(chart, driver_enabled, image_registry, sharing)
+        if upgrade["name_override"]:
+            planned["nameOverride"] = upgrade["name_override"]
+        dra_values = deep_merge(planned, dra_driver_extra_values)
         releases.append({"name": dra_driver_release_name, "namespace": dra_driver_namespace, "chart": chart,
-                         "chart_version": version_text(parse_version(dra_version)), "values": dra_values})
+                         "chart_version": dra_version_text(dra_version), "values": dra_values})
     elif dra_driver_extra_values:
         raise PlanError("gpu_operator_dra_driver_values only apply to the standalone DRA driver chart; with %s "
                         "put DRA settings under draDriver in gpu_operator_values" % layout)
@@ -348,19 +412,60 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         raise PlanError("refused before installing anything: " + "; ".join(problems))
     device_plugin_on = _truthy(lookup(operator, "devicePlugin.enabled", True)) and \
         _truthy(lookup(operator, "clusterPolicy.deployCR", True))
-    if layout == "standalone":
-        chart = releases[1]["chart"]
-        plugin = {"namespace": dra_driver_namespace, "pod_selector": "%s-component=kubelet-plugin" % chart,
-                  "daemonset": "%s-kubelet-plugin" % chart}
-    elif layout == "gpucluster":
-        plugin = {"namespace": namespace, "pod_selector": "dra-driver-nvidia-gpu-component=kubelet-plugin",
-                  "daemonset": None}
-    else:
-        plugin = None
+    pulled = planned_images(releases, parsed, layout, gpu_node_labels or {})
+    notes += pulled["notes"] + layout_notes(layout, upgrade) + \
+        partial_migration_notes(layout, device_plugin_on, selected, driver_enabled)
     return {"layout": layout, "releases": releases, "dra_nodes": selected,
             "device_plugin_nodes": sorted(set(gpu_nodes) - set(selected)) if device_plugin_on else [],
-            "device_plugin_enabled": device_plugin_on, "plugin": plugin,
-            "notes": partial_migration_notes(layout, device_plugin_on, selected, driver_enabled)}
+            "device_plugin_enabled": device_plugin_on, "plugin": plugin_location(releases, layout),
+            "dra_driver_upgrade": upgrade, "images": pulled["images"],
+            "image_refs": images.unique_refs(pulled["images"]), "notes": notes}
+
+
+def plugin_location(releases, layout):
+    """Where the DRA kubelet-plugin pods run: their namespace, pod selector and DaemonSet."""
+    if layout == "standalone":
+        dra = releases[1]
+        # The chart names its objects and selector label after nameOverride, else itself.
+        name = dra["values"].get("nameOverride") or dra["chart"]
+        return {"namespace": dra["namespace"], "pod_selector": "%s-component=kubelet-plugin" % name,
+                "daemonset": "%s-kubelet-plugin" % name}
+    if layout == "gpucluster":
+        return dict(GPUCLUSTER_PLUGIN, namespace=releases[0]["namespace"])
+    return None
+
+
+def planned_images(releases, version, layout, gpu_node_labels):
+    """{images, notes}: every image the releases will pull, and what the list cannot know."""
+    operator, notes = releases[0], []
+    os_tags = {node: images.driver_os_tag(labels) for node, labels in sorted(gpu_node_labels.items())}
+    pulled = images.operator_images(operator["name"], operator["chart_version"], image_tags(version), layout,
+                                    operator["values"], [tag for tag in os_tags.values() if tag])
+    unlabelled = [node for node, tag in os_tags.items() if not tag]
+    if any(image["component"] == "driver" for image in pulled) and (unlabelled or not os_tags):
+        notes.append("The operator appends the GPU nodes' OS to the driver image's tag (e.g. -ubuntu22.04), read "
+                     "from Node Feature Discovery's labels %s and %s, which %s: add the suffix by hand before "
+                     "mirroring" % (images.OS_ID_LABEL, images.OS_VERSION_LABEL,
+                                    "no GPU node carries yet" if not os_tags or len(unlabelled) == len(os_tags)
+                                    else "%s lack%s" % (", ".join(unlabelled), "s" if len(unlabelled) == 1 else "")))
+    for release in releases[1:]:
+        pulled += images.dra_driver_images(release["name"], release["chart"], release["chart_version"],
+                                           release["values"])
+    return {"images": pulled, "notes": notes}
+
+
+def layout_notes(layout, upgrade):
+    notes = []
+    if layout == "gpucluster":
+        notes.append("The GPUCluster layout is what NVIDIA calls a Technology Preview, supported for new installs "
+                     "only; it deploys no NVIDIA Container Toolkit (the DRA driver hands devices to containers "
+                     "through CDI, which the container runtime must have on: containerd 2.0+ or CRI-O 1.27+), so "
+                     "gpu_operator_toolkit_enabled has no effect.")
+    if upgrade["name_override"]:
+        notes.append("The DRA driver release runs the chart under its old name (%s, %s): it is upgraded with "
+                     "nameOverride=%s, as NVIDIA's upgrade notes say, so that its DaemonSet, Deployment and RBAC "
+                     "keep their names." % (OLD_DRA_CHART, upgrade["from"], upgrade["name_override"]))
+    return notes
 
 
 def check_cluster(server_version, serves_resource_v1, minimum, dra_enabled=True):

@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
@@ -86,8 +88,19 @@ def gpu_operator(values, inventory):
     ]
     checks += [lambda: inputs.seconds("gpu_operator_timeout", params.get("timeout")),
                lambda: inputs.seconds("gpu_operator_slice_timeout", params.get("slice_timeout")),
-               lambda: inputs.seconds("gpu_operator_eviction_timeout", params.get("eviction_timeout"))]
+               lambda: inputs.seconds("gpu_operator_eviction_timeout", params.get("eviction_timeout")),
+               lambda: _writable_file("gpu_operator_image_list_file", params.get("image_list_file"))]
     return checks
+
+
+def _writable_file(option, path):
+    """An output file whose directory exists (checked before anything changes, not after)."""
+    if not path:
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+        raise inputs.InputError("%s is %r: it must be a file in a directory that exists and can be written (%s); "
+                                "create the directory or pick another path" % (option, path, directory))
 
 
 def gpu_sharing(values, inventory):

@@ -17,10 +17,16 @@ description:
   - Read-only. Checks the live cluster (Kubernetes version, C(resource.k8s.io/v1) served, GPU nodes) and
     returns the Helm releases to install with their values, and the node label changes that move the
     selected GPU nodes to DRA while the others keep the device plugin.
-  - For GPU Operator v25.10 and v26.3, and for v26.7 with O(dra_mode=standalone), the operator runs without
-    the device plugin on the DRA nodes and NVIDIA's separate DRA driver chart runs its kubelet plugin on the
-    nodes labelled C(nvidia.com/dra-kubelet-plugin=true). For v26.7 with O(dra_mode=auto) or
-    O(dra_mode=gpucluster), the operator deploys the DRA driver itself through a GPUCluster.
+  - By default (NVIDIA's supported path at every version) the operator runs without the device plugin on the
+    DRA nodes and NVIDIA's separate DRA driver chart runs its kubelet plugin on the nodes labelled
+    C(nvidia.com/dra-kubelet-plugin=true). With v26.7 and O(dra_mode=gpucluster) the operator deploys the DRA
+    driver itself through a GPUCluster, which NVIDIA calls a Technology Preview for new installs only.
+  - Returns every image the planned releases will pull (RV(images), RV(image_refs)), Node Feature Discovery's
+    and the DRA driver's included, so that an air-gapped site can mirror exactly that list.
+  - When the DRA driver release runs the chart under its old name (C(nvidia-dra-driver-gpu), up to v25.12) and
+    the plan moves it to the renamed chart (C(dra-driver-nvidia-gpu), 0.4 and later), plans
+    C(nameOverride=nvidia-dra-driver-gpu) and returns the new chart's CRDs to apply first, as NVIDIA's upgrade
+    notes say; going back across the rename is refused.
   - Fails, before anything is read, on names Kubernetes or Helm would refuse (O(namespace),
     O(release_name) and the DRA driver's), malformed versions and selectors.
   - Fails, before anything is installed, on a cluster below O(min_kubernetes_version), without
@@ -47,7 +53,9 @@ options:
     choices: [present, absent]
     default: present
   version:
-    description: GPU Operator chart version, for example V(v26.3.1).
+    description:
+      - GPU Operator chart version, for example V(v26.3.1). Known are v25.10.0-1, v26.3.0-3 and v26.7.0; a newer
+        patch of those minors (V(v26.3.4)) is accepted with a caution in RV(notes), an unknown minor refused.
     type: str
     required: true
   dra_enabled:
@@ -56,8 +64,10 @@ options:
     default: true
   dra_mode:
     description:
-      - V(auto) picks NVIDIA's supported layout for the version (standalone DRA chart before v26.7, GPUCluster
-        from v26.7); V(standalone) or V(gpucluster) force one.
+      - V(auto) and V(standalone) install NVIDIA's separate DRA driver chart beside the operator (NVIDIA's
+        supported path at every version). V(gpucluster) (v26.7 and later, every GPU node at once) lets the
+        operator deploy the DRA driver through a GPUCluster, a Technology Preview that NVIDIA supports for new
+        installs only; it deploys no container toolkit, so O(toolkit_enabled) has no effect there.
     type: str
     choices: [auto, standalone, gpucluster]
     default: auto
@@ -88,7 +98,9 @@ options:
     type: dict
     default: {}
   dra_driver_version:
-    description: DRA driver chart version; by default the one paired with the operator version.
+    description:
+      - DRA driver chart version, for example V(0.4.1) (NVIDIA spells these without C(v)); by default the one
+        paired with the operator version (25.12.0 with v25.10, 0.4.1 with v26.3, 0.5.0 with v26.7).
     type: str
   dra_sharing:
     description:
@@ -99,9 +111,10 @@ options:
     default: false
   image_registry:
     description:
-      - Registry host (and optional path prefix) of mirrored images; sets each component's C(repository)
-        to this registry plus NVIDIA's path (for example V(registry.example.com) gives
-        V(registry.example.com/nvidia/cloud-native) for the validator).
+      - Registry host (and optional path prefix) of mirrored images; sets the C(repository) of every image the
+        planned releases pull, Node Feature Discovery's and the DRA driver's included, to this registry plus the
+        path it has upstream (for example V(registry.example.com) gives V(registry.example.com/nvidia) for the
+        validator, V(registry.example.com/nfd/node-feature-discovery) for Node Feature Discovery).
     type: str
   namespace:
     description: Namespace of the gpu-operator release.
@@ -252,11 +265,41 @@ charts_checked:
   type: list
   elements: dict
 notes:
-  description: What to expect from NVIDIA's operator with this plan, for a person (during a partial migration, its
-    validator's plugin-validation fails on the DRA nodes and the ClusterPolicy reports notReady).
+  description:
+    - What to expect from NVIDIA's operator with this plan, for a person - a newer patch than the collection knows,
+      what the image list cannot know (the driver's OS suffix), the GPUCluster layout's limits, a DRA chart upgraded
+      under its old name, and, during a partial migration, that the validator's plugin-validation fails on the DRA
+      nodes and the ClusterPolicy reports notReady.
   returned: with state present
   type: list
   elements: str
+images:
+  description:
+    - Every image the planned releases will pull (C(release), C(component), C(repository), C(tag), C(ref)), with the
+      mirror of O(image_registry) and any version set in O(values) applied. The driver's tag carries the GPU nodes'
+      OS suffix where Node Feature Discovery has labelled them (RV(notes) says when it has not).
+  returned: with state present
+  type: list
+  elements: dict
+  sample: [{release: gpu-operator, component: toolkit, repository: nvcr.io/nvidia/k8s/container-toolkit, tag: v1.19.1,
+            ref: "nvcr.io/nvidia/k8s/container-toolkit:v1.19.1"}]
+image_refs:
+  description: The same images as C(repository:tag) lines, each once, the form mirroring tools read.
+  returned: with state present
+  type: list
+  elements: str
+dra_driver_upgrade:
+  description:
+    - What moving the live DRA driver release to the planned chart needs - C(name_override) (the old chart name, kept
+      as C(nameOverride)), C(apply_crds) (the chart's CRDs are applied before the upgrade), C(from) (the version it
+      runs now, or null).
+  returned: with state present
+  type: dict
+dra_driver_crds:
+  description: The DRA driver chart's CustomResourceDefinitions to apply before the upgrade (when C(apply_crds)).
+  returned: with state present
+  type: list
+  elements: dict
 device_plugin_holders:
   description: Pods that hold C(nvidia.com/gpu) on nodes the plan would move to DRA (C(namespace), C(name), C(node),
     C(gpus)).
@@ -270,67 +313,50 @@ allocated_claims:
   elements: dict
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_handover, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_handover, helm_charts, inputs
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 
 DRA_DRIVER = "gpu.nvidia.com"
 
 
-def chart_location(params, release):
-    """(chart_ref, chart_repo_url) for one release and the chosen source."""
-    chart = release["chart"]
-    is_dra = chart != gov.OPERATOR_CHART
-    source = params["chart_source"]
-    if source == "repo":
-        url = params["dra_driver_chart_repo_url"] if is_dra and params["dra_driver_chart_repo_url"] \
-            else params["chart_repo_url"]
-        return chart, url
-    if source == "oci":
-        prefix = params["dra_driver_oci_repository"] if is_dra and params["dra_driver_oci_repository"] \
-            else params["oci_repository"]
-        if not prefix:
-            raise gov.PlanError("chart_source oci needs oci_repository (for example oci://registry.example.com/charts)")
-        return "%s/%s" % (prefix.rstrip("/"), chart), None
-    directory = params["chart_dir"]
-    if not directory or not os.path.isdir(directory):
-        raise gov.PlanError("chart_source local needs chart_dir, a directory with the charts (got %r)" % (directory,))
-    bare = release["chart_version"].lstrip("v")
-    for name in ("%s-%s.tgz" % (chart, release["chart_version"]), "%s-%s.tgz" % (chart, bare), chart):
-        path = os.path.join(directory, name)
-        if os.path.exists(path):
-            return path, None
-    raise gov.PlanError("no %s chart for version %s in %s (looked for %s-%s.tgz and %s/)"
-                        % (chart, release["chart_version"], directory, chart, release["chart_version"], chart))
+def installed_dra_driver(kube, namespace, release):
+    """The live DRA release's kubelet plugin DaemonSet ({name, version}), or None: its name tells
+    whether the chart runs under its old name, its version label which chart version it runs."""
+    for name in (gov.OLD_DRA_CHART + "-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin"):
+        try:
+            daemonset = kube.apps.read_namespaced_daemon_set(name, namespace).to_dict()
+        except client.ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        meta = daemonset["metadata"]
+        if (meta.get("annotations") or {}).get("meta.helm.sh/release-name") == release:
+            return {"name": name, "version": (meta.get("labels") or {}).get("app.kubernetes.io/version")}
+    return None
 
 
-def show_chart(module, helm, timeout, ref, repo_url, version, local):
-    import yaml
-    cmd = [helm, "show", "chart", ref]
-    if repo_url:
-        cmd += ["--repo", repo_url]
-    if not local:
-        cmd += ["--version", version]
-    timeout_bin = module.get_bin_path("timeout")
-    if timeout_bin:
-        cmd = [timeout_bin, str(timeout)] + cmd
-    rc, out, err = module.run_command(cmd)
-    if rc != 0:
-        where = repo_url or ref
-        reason = (err or out or "").strip().splitlines()
-        reason = reason[-1] if reason else "exit code %d" % rc
-        if rc == 124:
-            reason = "no answer within %ds" % timeout
-        raise gov.PlanError("chart %s version %s is not available from %s: %s"
-                            % (ref if not repo_url else ref, version, where, reason))
-    try:
-        meta = yaml.safe_load(out) or {}
-    except yaml.YAMLError:
-        meta = {}
-    return meta
+def check_charts(module, params, result):
+    """Ask Helm for every planned chart (and the DRA chart's CRDs when an upgrade needs them)."""
+    helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
+    run, timeout_bin = module.run_command, module.get_bin_path("timeout")
+    local = params["chart_source"] == "local"
+    checked, crds = [], []
+    for release in result["releases"]:
+        ref, repo_url = helm_charts.location(params, release, gov.OPERATOR_CHART)
+        release["chart_ref"], release["chart_repo_url"] = ref, repo_url
+        if not params["check_charts"]:
+            continue
+        meta = helm_charts.show_chart(run, timeout_bin, params["helm_timeout"], helm, ref, repo_url,
+                                      release["chart_version"], local)
+        # Helm compares the release's chart with "<name>-<version>" as the chart spells it.
+        release["chart_version"] = helm_charts.check(meta, ref, release["chart"], release["chart_version"])
+        checked.append({"chart": release["chart"], "version": release["chart_version"], "ref": ref})
+        if release["chart"] != gov.OPERATOR_CHART and result["dra_driver_upgrade"]["apply_crds"]:
+            crds = helm_charts.show_crds(run, timeout_bin, params["helm_timeout"], helm, ref, repo_url,
+                                         release["chart_version"], local)
+    return checked, crds
 
 
 def main():
@@ -397,7 +423,11 @@ def main():
         result = gov.plan(params["version"], params["dra_mode"], params["dra_enabled"], params["driver_enabled"],
                           params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], params["values"],
                           params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
-                          sharing=params["dra_sharing"], **names)
+                          sharing=params["dra_sharing"],
+                          installed_dra_driver=installed_dra_driver(kube, params["dra_driver_namespace"],
+                                                                    params["dra_driver_release_name"]),
+                          gpu_node_labels={n["metadata"]["name"]: n["metadata"].get("labels") or {}
+                                           for n in gpu_node_items}, **names)
         holders = []
         for node in result["dra_nodes"]:
             pods, _rv = kube.list_all(kube.core.list_pod_for_all_namespaces, field_selector="spec.nodeName=" + node)
@@ -405,28 +435,13 @@ def main():
         refusal = gpu_handover.move_refusal(holders)
         if refusal and not params["evict_device_plugin_pods"]:
             module.fail_json(msg=refusal, device_plugin_holders=holders)
-        helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
-        checked = []
-        for release in result["releases"]:
-            ref, repo_url = chart_location(params, release)
-            release["chart_ref"], release["chart_repo_url"] = ref, repo_url
-            if not params["check_charts"]:
-                continue
-            local = params["chart_source"] == "local"
-            meta = show_chart(module, helm, params["helm_timeout"], ref, repo_url, release["chart_version"], local)
-            found = str(meta.get("version", ""))
-            if meta.get("name") != release["chart"] or found.lstrip("v") != release["chart_version"].lstrip("v"):
-                raise gov.PlanError("%s holds chart %s %s, but the plan needs %s %s"
-                                    % (ref, meta.get("name"), found, release["chart"], release["chart_version"]))
-            # Helm compares the release's chart with "<name>-<version>" as the chart spells it.
-            release["chart_version"] = found
-            checked.append({"chart": release["chart"], "version": found, "ref": ref})
-    except gov.PlanError as exc:
+        checked, crds = check_charts(module, params, result)
+    except (gov.PlanError, helm_charts.ChartError) as exc:
         module.fail_json(msg=str(exc))
     except client.ApiException as exc:
         module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
     module.exit_json(changed=False, server_version=server_version, gpu_nodes=gpu_nodes, charts_checked=checked,
-                     device_plugin_holders=holders,
+                     device_plugin_holders=holders, dra_driver_crds=crds,
                      node_patches=gov.node_patches(nodes, result["dra_nodes"], result["layout"] != "gpucluster"),
                      **result)
 

@@ -4,9 +4,11 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 
 GPU_NODES = ["node-a", "node-b"]
+UBUNTU_22_04 = {images.OS_ID_LABEL: "ubuntu", images.OS_VERSION_LABEL: "22.04"}
 EVICTION = [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}]
 STANDALONE = [("v25.10.0", "auto"), ("v25.10.1", "auto"), ("v26.3.0", "auto"), ("v26.3.1", "auto"),
               ("v26.3.2", "auto"), ("v26.3.3", "auto"), ("v26.3.1", "standalone"), ("v26.7.0", "standalone")]
@@ -14,6 +16,8 @@ STANDALONE = [("v25.10.0", "auto"), ("v25.10.1", "auto"), ("v26.3.0", "auto"), (
 
 def plan(version, mode="auto", **kwargs):
     kwargs.setdefault("gpu_nodes", GPU_NODES)
+    # GPU nodes as Node Feature Discovery labels them, so the driver image's tag is known.
+    kwargs.setdefault("gpu_node_labels", {name: UBUNTU_22_04 for name in kwargs["gpu_nodes"]})
     return gov.plan(version, mode, **kwargs)
 
 
@@ -39,8 +43,10 @@ def test_standalone_layout_all_nodes(version, mode):
 
 
 @pytest.mark.parametrize("version,chart,chart_version", [
-    ("v25.10.1", "nvidia-dra-driver-gpu", "v25.12.0"),
-    ("v26.3.3", "dra-driver-nvidia-gpu", "v0.4.1"),
+    ("v25.10.1", "nvidia-dra-driver-gpu", "25.12.0"),
+    ("v26.3.3", "dra-driver-nvidia-gpu", "0.4.1"),
+    # v26.7's own values name the DRA driver v0.5.0
+    ("v26.7.0", "dra-driver-nvidia-gpu", "0.5.0"),
 ])
 def test_dra_driver_chart_paired_with_operator_version(version, chart, chart_version):
     dra = plan(version)["releases"][1]
@@ -50,24 +56,30 @@ def test_dra_driver_chart_paired_with_operator_version(version, chart, chart_ver
 
 def test_dra_driver_version_override_changes_the_chart_name():
     dra = plan("v26.3.1", dra_driver_version="v25.12.0")["releases"][1]
-    assert dra["chart"] == "nvidia-dra-driver-gpu"
-    with pytest.raises(gov.PlanError, match="DRA driver chart v1.0.0"):
+    assert (dra["chart"], dra["chart_version"]) == ("nvidia-dra-driver-gpu", "25.12.0")
+    with pytest.raises(gov.PlanError, match="DRA driver chart 1.0.0"):
         plan("v26.3.1", dra_driver_version="v1.0.0")
 
 
-@pytest.mark.parametrize("mode", ["auto", "gpucluster"])
-def test_gpucluster_layout_on_v26_7(mode):
-    result = plan("v26.7.0", mode)
+def test_auto_is_nvidias_supported_path_and_gpucluster_only_when_asked_for():
+    assert plan("v26.7.0")["layout"] == "standalone"
+    result = plan("v26.7.0", "gpucluster")
     assert result["layout"] == "gpucluster" and len(result["releases"]) == 1
     values = result["releases"][0]["values"]
     assert values["clusterPolicy"] == {"deployCR": False} and values["gpuCluster"] == {"deployCR": True}
     assert values["driver"] == {"enabled": True, "nvidiaDriverCRD": {"enabled": True}}
-    assert result["device_plugin_enabled"] is False and result["plugin"]["namespace"] == "gpu-operator"
+    assert result["device_plugin_enabled"] is False
+    # the kubelet plugin NVIDIA's operator deploys for a GPUCluster
+    assert result["plugin"] == {"namespace": "gpu-operator", "pod_selector": "app=nvidia-dra-driver-kubelet-plugin",
+                                "daemonset": "nvidia-dra-driver-kubelet-plugin"}
+    assert any("Technology Preview" in note for note in result["notes"])
 
 
-def test_gpucluster_with_a_host_driver():
-    values = plan("v26.7.0", driver_enabled=False, toolkit_enabled=False)["releases"][0]["values"]
-    assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
+def test_gpucluster_sets_no_toolkit_value_it_would_ignore():
+    values = plan("v26.7.0", "gpucluster", driver_enabled=False, toolkit_enabled=False)["releases"][0]["values"]
+    assert values["driver"] == {"enabled": False} and "toolkit" not in values
+    note = [n for n in plan("v26.7.0", "gpucluster")["notes"] if "Container Toolkit" in n]
+    assert note and "gpu_operator_toolkit_enabled has no effect" in note[0]
 
 
 def test_host_driver_root_in_standalone():
@@ -98,8 +110,8 @@ def test_partial_selection_keeps_the_device_plugin_on_the_other_nodes():
 
 def test_partial_selection_refused_with_gpucluster():
     with pytest.raises(gov.PlanError, match="cannot migrate node by node"):
-        plan("v26.7.0", dra_nodes=["node-b"])
-    assert plan("v26.7.0", "standalone", dra_nodes=["node-b"])["dra_nodes"] == ["node-b"]
+        plan("v26.7.0", "gpucluster", dra_nodes=["node-b"])
+    assert plan("v26.7.0", dra_nodes=["node-b"])["dra_nodes"] == ["node-b"]
 
 
 def test_unknown_nodes_and_no_gpu_nodes_are_refused():
@@ -109,11 +121,21 @@ def test_unknown_nodes_and_no_gpu_nodes_are_refused():
         plan("v26.3.1", gpu_nodes=[])
 
 
-@pytest.mark.parametrize("version", ["v26.4.0", "v26.3.9", "v24.9.2", "latest", "26.3"])
-def test_unknown_versions_are_refused_with_the_known_list(version):
+@pytest.mark.parametrize("version", ["v26.4.0", "v27.1.0", "v24.9.2", "latest", "26.3"])
+def test_unknown_minors_are_refused_with_the_known_list(version):
     with pytest.raises(gov.PlanError) as info:
         plan(version)
     assert "v26.3.1" in str(info.value) or "chart version" in str(info.value)
+
+
+def test_a_newer_patch_of_a_known_minor_is_accepted_with_a_caution():
+    result = plan("v26.3.4")
+    assert result["releases"][0]["chart_version"] == "v26.3.4"
+    assert "newer patch than this collection was checked against (v26.3.3)" in result["notes"][0]
+    # the operator's own images follow the chart version; the operands' tags are v26.3.3's
+    refs = result["image_refs"]
+    assert "nvcr.io/nvidia/gpu-operator:v26.3.4" in refs and "nvcr.io/nvidia/k8s/container-toolkit:v1.19.1" in refs
+    assert not any("newer patch" in note for note in plan("v26.3.3")["notes"])
 
 
 def test_extra_values_merge_deeply():
@@ -131,7 +153,7 @@ def test_extra_values_merge_deeply():
 ])
 def test_refusals_of_the_gpucluster_chart(extra, dra_extra, match):
     with pytest.raises(gov.PlanError, match=match):
-        plan("v26.7.0", operator_extra_values=extra, dra_driver_extra_values=dra_extra)
+        plan("v26.7.0", "gpucluster", operator_extra_values=extra, dra_driver_extra_values=dra_extra)
 
 
 def test_standalone_chart_beside_the_operator_managed_driver_is_refused():
@@ -140,7 +162,7 @@ def test_standalone_chart_beside_the_operator_managed_driver_is_refused():
                                                              "clusterPolicy": {"deployCR": False},
                                                              "driver": {"nvidiaDriverCRD": {"enabled": True}}})
     with pytest.raises(gov.PlanError, match="only apply to the standalone"):
-        plan("v26.7.0", dra_driver_extra_values={"x": 1})
+        plan("v26.7.0", "gpucluster", dra_driver_extra_values={"x": 1})
 
 
 def test_gpu_resources_without_override_is_refused():
@@ -148,12 +170,119 @@ def test_gpu_resources_without_override_is_refused():
         plan("v26.3.1", dra_driver_extra_values={"gpuResourcesEnabledOverride": False})
 
 
-def test_image_registry_keeps_nvidia_paths():
+def test_image_registry_keeps_the_upstream_paths():
     operator, dra = plan("v26.3.1", image_registry="mirror.example.com/")["releases"]
-    assert operator["values"]["validator"]["repository"] == "mirror.example.com/nvidia/cloud-native"
+    # the validator and node status exporter run the operator's image, under nvcr.io/nvidia
+    assert operator["values"]["validator"]["repository"] == "mirror.example.com/nvidia"
+    assert operator["values"]["nodeStatusExporter"]["repository"] == "mirror.example.com/nvidia"
     assert operator["values"]["driver"]["manager"]["repository"] == "mirror.example.com/nvidia/cloud-native"
     assert operator["values"]["driver"]["manager"]["env"] == EVICTION
-    assert dra["values"]["image"] == {"repository": "mirror.example.com/nvidia/k8s-dra-driver-gpu"}
+    # Node Feature Discovery's subchart, from registry.k8s.io
+    assert operator["values"]["node-feature-discovery"] == {
+        "image": {"repository": "mirror.example.com/nfd/node-feature-discovery"}}
+    assert "initContainer" not in operator["values"].get("operator", {})
+    # the DRA driver 0.4.x image moved to registry.k8s.io with the chart's rename
+    assert dra["values"]["image"] == {"repository": "mirror.example.com/dra-driver-nvidia/dra-driver-nvidia-gpu"}
+
+
+def test_image_registry_per_version():
+    old_operator, old_dra = plan("v25.10.1", image_registry="m.example.com")["releases"]
+    # v25.10's operator.initContainer (CUDA) and the v25.12 DRA image under nvcr.io
+    assert old_operator["values"]["operator"] == {"repository": "m.example.com/nvidia",
+                                                  "initContainer": {"repository": "m.example.com/nvidia"}}
+    assert old_dra["values"]["image"] == {"repository": "m.example.com/nvidia/k8s-dra-driver-gpu"}
+    # v26.7's GPUCluster deploys the DRA driver from draDriver.repository
+    gpucluster = plan("v26.7.0", "gpucluster", image_registry="m.example.com")["releases"][0]["values"]
+    assert gpucluster["draDriver"]["repository"] == "m.example.com/nvidia"
+
+
+ALL_COMBINATIONS = [(version, mode) for version in gov.supported_operator_versions()
+                    for mode in ("standalone", "gpucluster") if mode == "standalone" or version >= "v26.7"]
+
+
+@pytest.mark.parametrize("version,mode", ALL_COMBINATIONS)
+@pytest.mark.parametrize("dra_nodes", [[], ["node-b"]])
+def test_every_planned_image_comes_from_the_mirror(version, mode, dra_nodes):
+    if mode == "gpucluster" and dra_nodes:
+        return
+    result = plan(version, mode, image_registry="mirror.example.com", dra_nodes=dra_nodes)
+    assert result["image_refs"] and all(ref.startswith("mirror.example.com/") for ref in result["image_refs"])
+    assert all(ref.count(":") == 1 and not ref.endswith(":") for ref in result["image_refs"])
+    upstream = plan(version, mode, dra_nodes=dra_nodes)
+    # the mirror changes the host only: the same images, the same paths and tags
+    assert [ref.split("/", 1)[1] for ref in result["image_refs"]] == \
+        [ref.split("/", 1)[1] for ref in upstream["image_refs"]]
+
+
+def test_the_complete_image_list_of_a_version():
+    refs = plan("v26.3.3", dra_nodes=["node-b"])["image_refs"]
+    assert refs == [
+        "nvcr.io/nvidia/gpu-operator:v26.3.3",
+        "nvcr.io/nvidia/driver:580.126.20-ubuntu22.04",
+        "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.11.0",
+        "nvcr.io/nvidia/k8s/container-toolkit:v1.19.1",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.19.3",
+        "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.14.2",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless",
+        "registry.k8s.io/nfd/node-feature-discovery:v0.18.3",
+        "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1",
+    ]
+    # every node on DRA: no device plugin, but GPU Feature Discovery runs from the same image
+    assert "nvcr.io/nvidia/k8s-device-plugin:v0.19.3" in plan("v26.3.3")["image_refs"]
+    assert "nvcr.io/nvidia/k8s-device-plugin:v0.19.3" not in plan(
+        "v26.3.3", operator_extra_values={"gfd": {"enabled": False}})["image_refs"]
+
+
+def test_the_image_list_follows_the_users_values():
+    result = plan("v26.3.3", driver_enabled=False, toolkit_enabled=False,
+                  operator_extra_values={"dcgm": {"enabled": True}, "dcgmExporter": {"version": "9.9.9"},
+                                         "nfd": {"enabled": False}},
+                  dra_driver_extra_values={"image": {"repository": "nvcr.io/nvidia/dra-driver-nvidia-gpu"}})
+    components = {image["component"]: image["ref"] for image in result["images"]}
+    assert "driver" not in components and "toolkit" not in components and "node-feature-discovery" not in components
+    assert components["dcgm"] == "nvcr.io/nvidia/cloud-native/dcgm:4.5.2-1-ubuntu22.04"
+    assert components["dcgmExporter"] == "nvcr.io/nvidia/k8s/dcgm-exporter:9.9.9"
+    # NVIDIA's own build of the DRA driver
+    assert components["draDriver"] == "nvcr.io/nvidia/dra-driver-nvidia-gpu:v0.4.1"
+
+
+def test_the_driver_tag_gets_each_gpu_nodes_os_and_says_when_it_cannot():
+    mixed = plan("v26.3.3", gpu_node_labels={"node-a": UBUNTU_22_04, "node-b": {
+        images.OS_ID_LABEL: "rhel", images.OS_VERSION_LABEL: "9.4"}})
+    assert [i["tag"] for i in mixed["images"] if i["component"] == "driver"] == [
+        "580.126.20-rhel9.4", "580.126.20-ubuntu22.04"]
+    unlabelled = plan("v26.3.3", gpu_node_labels={"node-a": UBUNTU_22_04, "node-b": {}})
+    assert any("which node-b lacks: add the suffix by hand" in note for note in unlabelled["notes"])
+    assert images.driver_os_tag({images.OS_ID_LABEL: "rocky", images.OS_VERSION_LABEL: "9.5"}) == "rocky9"
+    assert images.driver_os_tag({images.OS_ID_LABEL: "rhel", images.OS_VERSION_LABEL: "10.0"}) == "rhel10"
+    assert images.driver_os_tag({}) is None
+
+
+OLD_PLUGIN = {"name": "nvidia-dra-driver-gpu-kubelet-plugin", "version": "25.12.0"}
+
+
+def test_upgrading_the_dra_chart_across_its_rename_keeps_the_names_and_applies_the_crds():
+    result = plan("v26.3.3", installed_dra_driver=OLD_PLUGIN)
+    dra = result["releases"][1]
+    assert dra["values"]["nameOverride"] == "nvidia-dra-driver-gpu"
+    assert result["dra_driver_upgrade"] == {"name_override": "nvidia-dra-driver-gpu", "apply_crds": True,
+                                            "from": "25.12.0"}
+    assert result["plugin"]["pod_selector"] == "nvidia-dra-driver-gpu-component=kubelet-plugin"
+    assert result["plugin"]["daemonset"] == "nvidia-dra-driver-gpu-kubelet-plugin"
+    # the second run finds the renamed chart under the old names: the override stays, no CRD to apply
+    again = plan("v26.3.3", installed_dra_driver={"name": "nvidia-dra-driver-gpu-kubelet-plugin", "version": "0.4.1"})
+    assert again["dra_driver_upgrade"] == {"name_override": "nvidia-dra-driver-gpu", "apply_crds": False,
+                                           "from": "0.4.1"}
+    # a fresh install or a release already under the new name needs neither
+    assert plan("v26.3.3")["dra_driver_upgrade"]["name_override"] is None
+    new = plan("v26.7.0", installed_dra_driver={"name": "dra-driver-nvidia-gpu-kubelet-plugin", "version": "0.4.1"})
+    assert new["dra_driver_upgrade"] == {"name_override": None, "apply_crds": True, "from": "0.4.1"}
+    assert "nameOverride" not in new["releases"][1]["values"]
+
+
+def test_going_back_across_the_rename_is_refused():
+    with pytest.raises(gov.PlanError, match="going back to 25.12.0 is not supported"):
+        plan("v25.10.1", installed_dra_driver={"name": "nvidia-dra-driver-gpu-kubelet-plugin", "version": "0.4.1"})
 
 
 def node(name, labels=None, annotations=None):
@@ -215,11 +344,11 @@ def test_check_cluster():
 
 
 def test_a_partial_migration_says_what_the_operators_validator_does_on_dra_nodes():
-    partial = gov.plan("v26.3.1", gpu_nodes=["node-a", "node-b"], dra_nodes=["node-b"])
+    partial = plan("v26.3.1", dra_nodes=["node-b"])
     assert len(partial["notes"]) == 2
     assert "plugin-validation step on the DRA nodes (node-b)" in partial["notes"][0]
     assert "driver upgrades wait for the validator" in partial["notes"][1]
-    host_driver = gov.plan("v26.3.1", driver_enabled=False, gpu_nodes=["node-a", "node-b"], dra_nodes=["node-b"])
+    host_driver = plan("v26.3.1", driver_enabled=False, dra_nodes=["node-b"])
     assert len(host_driver["notes"]) == 1
     # every node on DRA: the device plugin is off, and the operator drops plugin-validation
-    assert gov.plan("v26.3.1", gpu_nodes=["node-a", "node-b"], dra_nodes=[])["notes"] == []
+    assert plan("v26.3.1", dra_nodes=[])["notes"] == []
