@@ -10,6 +10,7 @@ package labgpu
 import (
 	"crypto/sha1"
 	"fmt"
+	"math/rand"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -38,10 +39,15 @@ func Inventory(node string, count int, product, memory string) []GPU {
 	return gpus
 }
 
-// Devices is the inventory as ResourceSlice devices.
+// Devices is the inventory as ResourceSlice devices, with attribute names NVIDIA's driver
+// (v0.4.1) uses: no "index" or "minor" (gone since v25.8) and no numaNode (no release has
+// it). Memory goes out as the driver sends NVML's byte total, a BinarySI quantity of bytes
+// (23034Mi for an L4 of 24152899584 bytes). Like the driver, which builds the slice from a
+// map, the devices come in no fixed order.
 func Devices(gpus []GPU) []resourceapi.Device {
 	devices := make([]resourceapi.Device, 0, len(gpus))
 	for _, gpu := range gpus {
+		memory := resource.MustParse(gpu.Memory)
 		devices = append(devices, resourceapi.Device{
 			Name: gpu.Name,
 			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
@@ -49,12 +55,12 @@ func Devices(gpus []GPU) []resourceapi.Device {
 				"uuid":        {StringValue: ptr.To(gpu.UUID)},
 				"productName": {StringValue: ptr.To(gpu.Product)},
 				"brand":       {StringValue: ptr.To("Nvidia")},
-				"index":       {IntValue: ptr.To(int64(gpu.Minor))},
 			},
 			Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
-				"memory": {Value: resource.MustParse(gpu.Memory)},
+				"memory": {Value: *resource.NewQuantity(memory.Value(), resource.BinarySI)},
 			},
 		})
 	}
+	rand.Shuffle(len(devices), func(i, j int) { devices[i], devices[j] = devices[j], devices[i] })
 	return devices
 }

@@ -67,7 +67,7 @@ func TestAConfigForAnotherRequestDoesNotApply(t *testing.T) {
 }
 
 func TestMPSCommandsAreTheDaemonsStartUp(t *testing.T) {
-	gpus := Inventory("w1", 2, "NVIDIA L4", "24Gi")
+	gpus := Inventory("w1", 2, "NVIDIA L4", "23034Mi")
 	var config gpuConfig
 	if err := json.Unmarshal([]byte(`{"sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":50,
 	  "defaultPinnedDeviceMemoryLimit":"8Gi","defaultPerDevicePinnedMemoryLimit":{"1":"4Gi"}}}}`), &config); err != nil {
@@ -91,7 +91,7 @@ func TestMPSCommandsAreTheDaemonsStartUp(t *testing.T) {
 
 func TestMPSSpecMountsThePipeDirectory(t *testing.T) {
 	dir := t.TempDir()
-	gpus := Inventory("w1", 1, "NVIDIA L4", "24Gi")
+	gpus := Inventory("w1", 1, "NVIDIA L4", "23034Mi")
 	if err := WriteSpec(dir, "uid-1", gpus, MPSEdits("/var/run/dra-lab-mps/uid-1")); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func main() {
 	driverName := flag.String("driver-name", "gpu.nvidia.com", "the DRA driver name to register and publish under")
 	count := flag.Int("gpus", 2, "stand-in GPUs on this node")
 	product := flag.String("product", "NVIDIA L4", "productName attribute of each stand-in GPU")
-	memory := flag.String("memory", "24Gi", "memory capacity of each stand-in GPU")
+	memory := flag.String("memory", "23034Mi", "memory of each stand-in GPU, NVML's total (an L4: 23034Mi, not 24Gi)")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where containerd reads CDI specs")
 	mpsRoot := flag.String("mps-root", "/var/run/dra-lab-mps", "host directory for the claims' stand-in MPS pipe directories")
 	klog.InitFlags(nil)
