@@ -12,15 +12,23 @@ from conftest import EXPECTED, plugin_daemonset as _plugin_daemonset
 from waiting import wait_for_object, wait_until_gone
 
 DRIVER = "gpu.nvidia.com"
+CD_DRIVER = "compute-domain.nvidia.com"
+# What NVIDIA's driver publishes as memory: NVML's byte total (typical figures), not 24Gi.
+MEMORY = {"NVIDIA A10": "23028Mi", "NVIDIA L4": "23034Mi"}
+# v0.4's ResourceSlice controller: generateName "<index, 5 hex digits>-<driver>-<node>-".
+SLICE_NAME = "00000-%s-%s-"
+# Exactly the attributes a v0.4.1 full GPU carries here (no numaNode, index or minor).
+GPU_ATTRIBUTES = {"type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
+                  "cudaDriverVersion", "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot"}
 
 
 def _slices(custom):
     return functools.partial(custom.list_cluster_custom_object, "resource.k8s.io", "v1", "resourceslices")
 
 
-def _node_slices(custom, node):
+def _node_slices(custom, node, driver=DRIVER):
     return [s for s in custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceslices")["items"]
-            if s["spec"].get("nodeName") == node and s["spec"]["driver"] == DRIVER]
+            if s["spec"].get("nodeName") == node and s["spec"]["driver"] == driver]
 
 
 def test_server_reports_its_true_version(api):
@@ -66,24 +74,58 @@ def test_plugin_mode_publishes_only_where_a_plugin_pod_runs(api, custom, namespa
                     "node-a's ResourceSlices", timeout=60)
 
 
+def test_a_chart_rendered_plugin_runs_both_drivers_under_any_name(api, custom, namespace):
+    """As NVIDIA's chart renders it with nameOverride: DaemonSet <name>-kubelet-plugin, pods
+    labelled <name>-component=kubelet-plugin, a gpus and a compute-domains container (compute
+    domains are on by default). The node then publishes its GPUs and, in a pool of their own,
+    compute-domain.nvidia.com's channel-0 and daemon-0."""
+    from kubernetes import client
+    apps = client.AppsV1Api(api)
+    label = {"gpus-on-a-component": "kubelet-plugin"}
+    body = _plugin_daemonset("gpus-on-a-kubelet-plugin", {"kubernetes.io/hostname": "node-a"})
+    body["spec"]["selector"]["matchLabels"] = label
+    template = body["spec"]["template"]
+    template["metadata"]["labels"] = dict(label, **{"app.kubernetes.io/name": "gpus-on-a"})
+    template["spec"]["containers"].append({"name": "compute-domains", "image": "registry.k8s.io/pause:3.10"})
+    wait_until_gone(_slices(custom), lambda s: s["spec"].get("nodeName") == "node-a", "node-a's slices", timeout=60)
+    apps.create_namespaced_daemon_set(namespace, body)
+    channel = wait_for_object(_slices(custom), lambda s: s["spec"]["driver"] == CD_DRIVER,
+                              "node-a's compute-domain slice", timeout=60)
+    assert channel["spec"]["nodeName"] == "node-a"
+    assert channel["metadata"]["name"].startswith(SLICE_NAME % (CD_DRIVER, "node-a"))
+    assert channel["spec"]["pool"] == {"name": "node-a", "generation": 1, "resourceSliceCount": 1}
+    assert sorted(channel["spec"]["devices"], key=lambda d: d["name"]) == [
+        {"name": "channel-0", "attributes": {"type": {"string": "channel"}, "id": {"int": 0}}},
+        {"name": "daemon-0", "attributes": {"type": {"string": "daemon"}, "id": {"int": 0}}}]
+    wait_for_object(_slices(custom), lambda s: s["spec"]["driver"] == DRIVER and s["spec"].get("nodeName") == "node-a",
+                    "node-a's GPU slice", timeout=60)
+    assert _node_slices(custom, "node-b") == [] and _node_slices(custom, "node-b", CD_DRIVER) == []
+    apps.delete_namespaced_daemon_set("gpus-on-a-kubelet-plugin", namespace, propagation_policy="Foreground")
+    wait_until_gone(_slices(custom), lambda s: s["spec"].get("nodeName") == "node-a",
+                    "node-a's slices of both drivers", timeout=60)
+
+
 def test_slices_look_like_nvidias_driver(custom, plugin_everywhere):
     seen_uuids = set()
     for node, (product, count) in EXPECTED.items():
         slices = _node_slices(custom, node)
         assert len(slices) == 1
+        assert slices[0]["metadata"]["name"].startswith(SLICE_NAME % (DRIVER, node))
         spec = slices[0]["spec"]
         assert spec["pool"]["name"] == node
         assert spec["pool"]["resourceSliceCount"] == 1 and spec["pool"]["generation"] >= 1
-        assert [d["name"] for d in spec["devices"]] == ["gpu-%d" % i for i in range(count)]
+        # the driver's devices come in no fixed order
+        assert sorted(d["name"] for d in spec["devices"]) == ["gpu-%d" % i for i in range(count)]
         for device in spec["devices"]:
             attrs = device["attributes"]
+            assert set(attrs) == GPU_ATTRIBUTES, device["name"]
             assert attrs["type"] == {"string": "gpu"}
             assert attrs["productName"] == {"string": product}
             assert attrs["uuid"]["string"].startswith("GPU-")
             assert set(attrs["cudaComputeCapability"]) == {"version"}
             assert set(attrs["driverVersion"]) == {"version"}
             assert set(attrs["resource.kubernetes.io/pciBusID"]) == {"string"}
-            assert device["capacity"]["memory"] == {"value": "24Gi"}
+            assert device["capacity"] == {"memory": {"value": MEMORY[product]}}
             seen_uuids.add(attrs["uuid"]["string"])
     assert len(seen_uuids) == 6
 

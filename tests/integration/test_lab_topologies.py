@@ -80,6 +80,10 @@ def _check_pool(node, groups, slices):
     pools = {(s["spec"]["pool"]["name"], s["spec"]["pool"]["generation"], s["spec"]["pool"]["resourceSliceCount"])
              for s in slices}
     assert len(pools) == 1 and next(iter(pools))[0] == node and next(iter(pools))[2] == len(slices), (node, pools)
+    # v0.4's ResourceSlice controller names slice i "<i in at least 5 hex digits>-<driver>-<node>-<random>"
+    width = max(5, len("%x" % (len(slices) - 1)))
+    assert sorted(s["metadata"]["name"][:-5] for s in slices) == \
+        ["%0*x-%s-%s-" % (width, i, DRIVER, node) for i in range(len(slices))], (node, [s["metadata"]["name"] for s in slices])
     devices = [d for s in slices for d in s["spec"].get("devices") or []]
     names = [d["name"] for d in devices]
     assert len(set(names)) == len(names), "%s: duplicate device names %s" % (node, names)
@@ -106,6 +110,27 @@ def _check_pool(node, groups, slices):
         node, [d["name"] for found in by_minor.values() for d in found])
 
 
+def _check_in_place_update(kubeconfig, node, before):
+    """A new MIG layout changes the node's one-slice pool: NVIDIA's driver (through its
+    ResourceSlice controller) updates that slice in place and keeps the pool's generation."""
+    api = config.new_client_from_config(config_file=kubeconfig)
+    try:
+        core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+        core.patch_node(node, {"metadata": {"labels": {"nvidia.com/mig.config": "all-1g.5gb"}}})
+        deadline = time.monotonic() + 60
+        while core.read_node(node).metadata.labels.get("nvidia.com/mig.config.state") != "success":
+            assert time.monotonic() < deadline, "the MIG layout was not applied within 60 s"
+            time.sleep(0.5)
+        after = custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceslices",
+                                                  field_selector="spec.driver=%s,spec.nodeName=%s" % (DRIVER, node))["items"]
+    finally:
+        api.close()
+    assert [s["metadata"]["name"] for s in after] == [s["metadata"]["name"] for s in before]
+    assert [s["metadata"]["uid"] for s in after] == [s["metadata"]["uid"] for s in before], "deleted and recreated"
+    assert after[0]["spec"]["pool"] == before[0]["spec"]["pool"], "the pool's generation changed"
+    assert sorted(d["name"] for d in after[0]["spec"]["devices"]) == ["gpu-0-mig-1g5gb-19-%d" % i for i in range(7)]
+
+
 @pytest.mark.parametrize("topology", TOPOLOGIES, ids=os.path.basename)
 def test_topology_starts_and_every_node_publishes_its_gpus(topology, tmp_path):
     settings = {"topology": topology, "state_dir": str(tmp_path / "lab"), "port_base": PORT_BASE,
@@ -128,6 +153,8 @@ def test_topology_starts_and_every_node_publishes_its_gpus(topology, tmp_path):
         assert set(by_node) <= set(expected), "slices of unknown nodes: %s" % sorted(set(by_node) - set(expected))
         for node, groups in sorted(expected.items()):
             _check_pool(node, [g for g in groups if int(g.get("count", 1)) > 0], by_node.get(node, []))
+        if os.path.basename(topology) == "mixed-mig.yml":
+            _check_in_place_update(kubeconfig, "gpu-a100-mig", by_node["gpu-a100-mig"])
         print("%s: lab up %.1fs, %d nodes, %d slices checked in %.1fs"
               % (os.path.basename(topology), up_seconds, len(expected), len(items), time.monotonic() - t0))
     finally:

@@ -10,13 +10,14 @@ def test_info_lists_every_gpu_with_a_summary(plugin_everywhere):
     result = run_module("dra.gpu.resource_slice_info", {"driver": "gpu.nvidia.com"})
     summary = result["summary"]
     assert summary["by_node"]["node-a"]["count"] == 2 and summary["by_node"]["node-b"]["count"] == 4
-    assert summary["by_model"]["NVIDIA L4"]["memory"] == "96Gi"
-    assert summary["total"]["count"] == 6 and summary["total"]["memory"] == "144Gi"
+    # NVML's totals as NVIDIA's driver publishes them (23034Mi per L4, 23028Mi per A10), not 24Gi
+    assert summary["by_model"]["NVIDIA L4"]["memory"] == "92136Mi"
+    assert summary["total"]["count"] == 6 and summary["total"]["memory"] == "138192Mi"
     device = result["devices"][0]
     assert device["node"] == "node-a" and device["name"] == "gpu-0" and device["pool"] == "node-a"
     assert device["attributes"]["productName"] == "NVIDIA A10"
     assert device["attributes"]["resource.kubernetes.io/pciBusID"].startswith("0000:")
-    assert device["capacity"]["memory"] == "24Gi"
+    assert device["capacity"]["memory"] == "23028Mi"
 
 
 def test_info_filters(plugin_everywhere):

@@ -15,7 +15,8 @@ class RecordingCore:
 
 def _pod(node, labels, phase="Running", name=None):
     name = name or "pod-" + node
-    return {"metadata": {"namespace": "gpu-operator", "name": name, "uid": "uid-" + name, "labels": labels},
+    return {"metadata": {"namespace": "gpu-operator", "name": name, "uid": "uid-" + name, "labels": labels,
+                         "ownerReferences": [{"kind": "DaemonSet", "name": "ds"}]},
             "spec": {"nodeName": node}, "status": {"phase": phase}}
 
 

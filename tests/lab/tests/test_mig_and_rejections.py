@@ -1,6 +1,7 @@
 """MIG devices named as NVIDIA's driver names them, and slices the API server rejects
 surfacing in `lab up` and `lab status` instead of only in the simulator's log."""
 
+import copy
 import json
 import os
 import re
@@ -110,43 +111,68 @@ class FakeCore:
 
 class FakeServer:
     """ResourceSlices as the API server treats them: names with dots are refused (422, with
-    its message), and so is every slice of the nodes in ``refuse``; dry runs store nothing."""
+    its message), and so is every slice of the nodes in ``refuse``; dry runs store nothing;
+    generateName gets a random suffix; an update must name the stored resourceVersion."""
 
     def __init__(self, refuse=(), serves_dra=True):
         self.refuse = set(refuse)
         self.serves_dra = serves_dra
         self.stored = []
         self.dry_runs = []
+        self.calls = []
+        self.version = 0
 
     def list_cluster_custom_object(self, group, version, plural, field_selector="", limit=None):
         if not self.serves_dra:
             raise ApiException(status=404, reason="Not Found")
         if not field_selector:
-            return {"items": self.stored[:limit]}
-        node = dict(part.split("=", 1) for part in field_selector.split(","))["spec.nodeName"]
-        return {"items": [s for s in self.stored if s["spec"]["nodeName"] == node]}
+            return {"items": copy.deepcopy(self.stored[:limit])}
+        wanted = dict(part.split("=", 1) for part in field_selector.split(","))
+        return {"items": [copy.deepcopy(s) for s in self.stored
+                          if s["spec"]["nodeName"] == wanted["spec.nodeName"]
+                          and s["spec"]["driver"] == wanted.get("spec.driver", s["spec"]["driver"])]}
 
-    def create_cluster_custom_object(self, group, version, plural, body, dry_run=None):
-        spec = body["spec"]
+    def _check(self, spec):
         dotted = [d["name"] for d in spec["devices"] if "." in d["name"]]
         if spec["nodeName"] in self.refuse or dotted:
             message = DOTS_MESSAGE if not dotted else 'spec.devices[0].name: Invalid value: "%s": ' \
                                                       'must not contain dots' % dotted[0]
             raise ApiException(status=422, reason="Unprocessable Entity", body=json.dumps(
                 {"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422, "message": message}))
+
+    def create_cluster_custom_object(self, group, version, plural, body, dry_run=None):
+        spec = body["spec"]
+        self._check(spec)
         if dry_run:
             self.dry_runs.append((spec["nodeName"], dry_run))
         else:
-            self.stored.append({"metadata": {"name": "slice-%d" % len(self.stored)}, "spec": spec})
+            self.version += 1
+            name = body["metadata"]["generateName"] + "%05d" % self.version
+            self.calls.append(("create", name))
+            self.stored.append({"metadata": {"name": name, "resourceVersion": str(self.version)},
+                                "spec": copy.deepcopy(spec)})
+
+    def replace_cluster_custom_object(self, group, version, plural, name, body):
+        self._check(body["spec"])
+        stored = [s for s in self.stored if s["metadata"]["name"] == name][0]
+        if stored["metadata"]["resourceVersion"] != body["metadata"]["resourceVersion"]:
+            raise ApiException(status=409, reason="Conflict")
+        self.version += 1
+        self.calls.append(("update", name))
+        stored["metadata"]["resourceVersion"] = str(self.version)
+        stored["spec"] = copy.deepcopy(body["spec"])
 
     def delete_cluster_custom_object(self, group, version, plural, name):
+        self.calls.append(("delete", name))
         self.stored = [s for s in self.stored if s["metadata"]["name"] != name]
 
 
 def _simulator(tmp_path, mode, refuse=(), serves_dra=True):
     nodes = topology.load(os.path.join(TOPOLOGIES, "mixed-mig.yml"))
-    sim = agent.Simulator(client.ApiClient(), nodes, mode, "v1.35.4", ready_file=str(tmp_path / "simulator.ready"),
-                          report_file=str(tmp_path / report.FILE_NAME))
+    # tmp_path None: no ready file and no report (tests of the slices alone)
+    sim = agent.Simulator(client.ApiClient(), nodes, mode, "v1.35.4",
+                          ready_file=str(tmp_path / "simulator.ready") if tmp_path else None,
+                          report_file=str(tmp_path / report.FILE_NAME) if tmp_path else None)
     sim.core, sim.custom = FakeCore(), FakeServer(refuse, serves_dra)
     return sim
 
@@ -197,8 +223,8 @@ def test_a_rejection_in_plugin_mode_later_is_reported_and_other_nodes_still_publ
     sim.register_nodes()
     sim.custom.refuse = {"gpu-a100-mig"}  # e.g. a later change the server refuses
     pods = [{"metadata": {"namespace": "dra", "name": "plugin-" + node, "labels": {
-        "dra-driver-nvidia-gpu-component": "kubelet-plugin"}}, "spec": {"nodeName": node}, "status": {"phase": "Running"}}
-        for node in ("gpu-a100-mig", "gpu-h100")]
+        "dra-driver-nvidia-gpu-component": "kubelet-plugin"}, "ownerReferences": [{"kind": "DaemonSet", "name": "x"}]},
+        "spec": {"nodeName": node}, "status": {"phase": "Running"}} for node in ("gpu-a100-mig", "gpu-h100")]
     sim.resync_plugins(pods)
     assert [s["spec"]["nodeName"] for s in sim.custom.stored] == ["gpu-h100"]
     assert "gpu-a100-mig" in report.describe(report.read(sim.report_file))

@@ -20,7 +20,8 @@ def test_default_topology_is_the_seed_example():
     assert sorted(nodes) == ["node-a", "node-b"]
     assert [d["name"] for d in nodes["node-a"]["devices"]] == ["gpu-0", "gpu-1"]
     assert {d["attributes"]["productName"]["string"] for d in nodes["node-b"]["devices"]} == {"NVIDIA L4"}
-    assert all(d["capacity"]["memory"]["value"] == "24Gi" for n in nodes.values() for d in n["devices"])
+    memory = {n: {d["capacity"]["memory"]["value"] for d in node["devices"]} for n, node in nodes.items()}
+    assert memory == {"node-a": {"23028Mi"}, "node-b": {"23034Mi"}}
 
 
 def test_uuids_are_stable_and_unique():
@@ -37,8 +38,47 @@ def test_attribute_types_match_the_real_driver():
     kinds = {k: next(iter(v)) for k, v in device["attributes"].items()}
     assert kinds["type"] == kinds["uuid"] == kinds["productName"] == kinds["brand"] == "string"
     assert kinds["cudaComputeCapability"] == kinds["driverVersion"] == kinds["cudaDriverVersion"] == "version"
-    assert kinds["resource.kubernetes.io/pciBusID"] == "string"
-    assert kinds["resource.kubernetes.io/numaNode"] == "int"
+    assert kinds["resource.kubernetes.io/pciBusID"] == kinds["resource.kubernetes.io/pcieRoot"] == "string"
+
+
+def test_no_released_driver_attribute_is_invented():
+    """numaNode is published only by the driver's unreleased main branch, index and minor only by
+    v25.3: a v0.4.1 full GPU carries exactly these keys (addressingMode where the GPU has HMM)."""
+    device = gpus.node_devices("n", [{"model": "L4", "count": 1}])[0]
+    assert set(device["attributes"]) == {
+        "type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
+        "cudaDriverVersion", "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot"}
+    for node in topology.load(os.path.join(TOPOLOGIES, "mixed-mig.yml")):
+        for device in node["devices"]:
+            assert not {"resource.kubernetes.io/numaNode", "index", "minor"} & set(device["attributes"])
+
+
+@pytest.mark.parametrize("model,expected", [
+    ("A10", "23028Mi"), ("L4", "23034Mi"), ("T4", "15Gi"), ("H100-80GB", "81559Mi"),
+    ("A100-40GB", "40Gi"), ("A100-80GB", "80Gi"), ("H200", "143771Mi")])
+def test_memory_is_nvmls_byte_total_as_the_driver_sends_it(model, expected):
+    """The driver publishes NVML's total in bytes as a BinarySI quantity; the API server shows
+    the largest suffix that divides it: 23028Mi for an A10, not a round 24Gi."""
+    device = gpus.node_devices("n", [{"model": model, "count": 1}])[0]
+    assert device["capacity"]["memory"] == {"value": expected}
+    assert gpus.to_bytes(expected) == gpus.MODELS[model]["memory"]
+
+
+def test_memory_below_the_marketing_figure_fails_a_round_selector():
+    for model in ("A10", "L4"):
+        assert gpus.MODELS[model]["memory"] < 24 * 1024 ** 3
+    assert gpus.MODELS["H100-80GB"]["memory"] < 80 * 1024 ** 3
+
+
+@pytest.mark.parametrize("count,text", [(0, "0"), (1, "1"), (1023, "1023"), (1024, "1Ki"), (1025, "1025"),
+                                        (24146608128, "23028Mi"), (3 * 1024 ** 3, "3Gi"), (1536 * 1024, "1536Ki")])
+def test_binary_si_writes_quantities_as_kubernetes_does(count, text):
+    assert gpus.binary_si(count) == text
+
+
+def test_a_topology_memory_override_is_published_in_the_same_form(tmp_path):
+    path = _write(tmp_path, "nodes: [{name: x, gpus: [{model: L4, memory: 24152899584}, {model: A10, memory: 20Gi}]}]")
+    assert [d["capacity"]["memory"]["value"] for d in topology.load(path)[0]["devices"]] == ["23034Mi", "20Gi"]
 
 
 def test_mig_devices_are_named_and_sized_like_the_driver():

@@ -7,11 +7,17 @@ What this stands in for, and why it is our own small agent rather than KWOK:
   ``restartPolicy: Never``/``OnFailure`` then complete; deleted pods are removed, as a
   kubelet confirms a graceful deletion. No container runs.
 - **NVIDIA DRA driver's kubelet plugin**: publishes one ResourceSlice pool per node for
-  ``gpu.nvidia.com`` (see ``gpus.py``). In ``plugin`` mode, as on a real cluster, a node
-  publishes only while a kubelet-plugin pod of the driver's chart runs on it (pods
-  labelled ``dra-driver-nvidia-gpu-component=kubelet-plugin``, or the v25.x chart's
-  ``nvidia-dra-driver-gpu-component=kubelet-plugin``), and its slices are removed when
-  that pod goes. In ``always`` mode every GPU node publishes from the start.
+  ``gpu.nvidia.com`` (see ``gpus.py``), created and updated as the driver's ResourceSlice
+  controller does (``pool.py``). In ``plugin`` mode, as on a real cluster, a node publishes
+  only while a kubelet-plugin pod runs on it, and its slices are removed when that pod goes.
+  A kubelet-plugin pod is one made by a DaemonSet and labelled as NVIDIA's chart labels it,
+  ``<chart name or nameOverride>-component=kubelet-plugin`` (``dra-driver-nvidia-gpu-`` from
+  v0.4, ``nvidia-dra-driver-gpu-`` before), or as the v26.7 operator labels its own,
+  ``app=nvidia-dra-driver-kubelet-plugin``. Its containers say which drivers run: ``gpus``
+  (gpu.nvidia.com) and ``compute-domains`` (compute-domain.nvidia.com, whose ``channel-0`` and
+  ``daemon-0`` the node then publishes in a pool of their own, ``compute_domain.py``); a
+  hand-made plugin pod with neither container stands for the GPU driver alone. In ``always``
+  mode every GPU node publishes its GPUs from the start.
 - **NVIDIA's device plugin** (the old model): while a pod labelled
   ``app=nvidia-device-plugin-daemonset`` (the GPU Operator's device-plugin DaemonSet) runs on
   a node, the node offers ``nvidia.com/gpu`` in capacity and allocatable, one per full GPU, as
@@ -40,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config as kube_config, watch
 from kubernetes.client.exceptions import ApiException
 
-from labctl.sim import gpus, opaque, probe, report
+from labctl.sim import compute_domain, gpus, opaque, pool, probe, report
 
 LOG = logging.getLogger("labsim")
 
@@ -49,10 +55,14 @@ SIMULATED_ANNOTATION = "lab.dra.gpu/simulated-node"
 # it (cluster_upgrade's lab scenario does, where a real run installs packages and restarts
 # the kubelet), the simulated kubelet "restarts" and reports that version.
 KUBELET_VERSION_ANNOTATION = "lab.dra.gpu/kubelet-version"
-PLUGIN_POD_LABELS = (
-    ("dra-driver-nvidia-gpu-component", "kubelet-plugin"),
-    ("nvidia-dra-driver-gpu-component", "kubelet-plugin"),
-)
+# NVIDIA's DRA chart labels its kubelet-plugin pods "<name>-component: kubelet-plugin", where
+# <name> is the chart's name or its nameOverride; the v26.7 operator labels the DaemonSet it
+# deploys for a GPUCluster "app: nvidia-dra-driver-kubelet-plugin".
+PLUGIN_COMPONENT_SUFFIX = "-component"
+PLUGIN_COMPONENT = "kubelet-plugin"
+OPERATOR_PLUGIN_LABEL = ("app", "nvidia-dra-driver-kubelet-plugin")
+# The containers of a kubelet-plugin pod, one per driver it runs.
+PLUGIN_CONTAINERS = {"gpus": gpus.DRIVER, compute_domain.CONTAINER: compute_domain.DRIVER}
 DEVICE_PLUGIN_POD_LABEL = ("app", "nvidia-device-plugin-daemonset")
 DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
 BOTH_MANAGERS_ANNOTATION = "lab.dra.gpu/allow-both-gpu-managers"
@@ -89,8 +99,29 @@ def _now():
 
 
 def is_plugin_pod(pod):
-    labels = pod["metadata"].get("labels") or {}
-    return any(labels.get(key) == value for key, value in PLUGIN_POD_LABELS)
+    """A pod of a DRA kubelet-plugin DaemonSet, labelled as NVIDIA's chart or operator labels it."""
+    meta = pod["metadata"]
+    owners = [ref.get("name") or "" for ref in meta.get("ownerReferences") or [] if ref.get("kind") == "DaemonSet"]
+    if not owners:
+        return False
+    labels = meta.get("labels") or {}
+    key, value = OPERATOR_PLUGIN_LABEL
+    if labels.get(key) == value:
+        return True
+    if any(name.endswith(PLUGIN_COMPONENT_SUFFIX) and len(name) > len(PLUGIN_COMPONENT_SUFFIX)
+           and "/" not in name and text == PLUGIN_COMPONENT for name, text in labels.items()):
+        return True
+    # The chart's selectorLabelsOverride replaces that label: known then by the DaemonSet's name,
+    # "<name>-kubelet-plugin", and a container of one of NVIDIA's drivers.
+    containers = {c.get("name") for c in pod["spec"].get("containers") or []}
+    return any(owner.endswith("-" + PLUGIN_COMPONENT) for owner in owners) and bool(containers & set(PLUGIN_CONTAINERS))
+
+
+def plugin_drivers(pod):
+    """The drivers a kubelet-plugin pod runs, from its containers (gpus, compute-domains)."""
+    names = {c.get("name") for c in pod["spec"].get("containers") or []}
+    return frozenset(driver for container, driver in PLUGIN_CONTAINERS.items() if container in names) \
+        or frozenset([gpus.DRIVER])
 
 
 def is_device_plugin_pod(pod):
@@ -131,8 +162,8 @@ def node_object(node, kubelet_version):
 
 
 def _mebibytes(quantity):
-    units = {"Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
-    return int(quantity[:-2]) * units[quantity[-2:]]
+    """GPU Feature Discovery's nvidia.com/gpu.memory: NVML's total in MiB (23028 for an A10)."""
+    return gpus.to_bytes(quantity) // (1024 * 1024)
 
 
 def node_status(name, kubelet_version):
@@ -196,8 +227,11 @@ class Simulator:
         # While the nodes are checked at start, the report is written once, complete.
         self.checking = False
         self.node_uids = {}
-        self.generations = {}
         self.plugin_pods = {}
+        # (namespace, pod name) -> the drivers its kubelet-plugin pod runs
+        self.plugin_drivers = {}
+        # nodes whose compute-domain slices this simulator published (always mode: not listed)
+        self.compute_domains = set()
         # (namespace, pod name) -> node, for NVIDIA device-plugin pods; node -> nvidia.com/gpu offered
         self.device_plugin_pods = {}
         self.offered = {}
@@ -214,52 +248,71 @@ class Simulator:
 
     # ----- ResourceSlices (the simulated DRA driver) -------------------------------------
 
-    def _slices_of(self, node_name):
+    def _slices_of(self, node_name, driver=gpus.DRIVER):
         items = self.custom.list_cluster_custom_object(
             "resource.k8s.io", "v1", "resourceslices",
-            field_selector="spec.driver=%s,spec.nodeName=%s" % (gpus.DRIVER, node_name))["items"]
+            field_selector="spec.driver=%s,spec.nodeName=%s" % (driver, node_name))["items"]
         return items
 
-    def publish(self, node_name):
-        node = self.nodes[node_name]
-        if not node["devices"]:
+    def _devices(self, node_name, driver):
+        return self.nodes[node_name]["devices"] if driver == gpus.DRIVER else compute_domain.devices()
+
+    def publish(self, node_name, driver=gpus.DRIVER):
+        """Make the node's pool of ``driver`` hold its devices, with the API calls the driver's
+        ResourceSlice controller makes (pool.plan): a change to a one-slice pool updates that
+        slice in place and keeps the generation."""
+        devices = self._devices(node_name, driver)
+        if not devices:
             return
-        existing = self._slices_of(node_name)
-        current = sorted((s["spec"].get("devices") or [] for s in existing), key=json.dumps)
-        wanted_devices = node["devices"]
-        generation = max([s["spec"]["pool"]["generation"] for s in existing] + [self.generations.get(node_name, 0)])
-        wanted_now = gpus.slice_specs(node_name, wanted_devices, generation or 1)
-        if existing and sorted((s["devices"] for s in wanted_now), key=json.dumps) == current \
-                and all(s["spec"]["pool"].get("resourceSliceCount") == len(wanted_now) for s in existing):
-            self.generations[node_name] = generation
+        wanted = pool.chunks(pool.shuffled(devices))
+        steps = pool.plan(self._slices_of(node_name, driver), wanted)
+        if not (steps["delete"] or steps["update"] or steps["create"]):
             return
-        generation += 1
-        self.generations[node_name] = generation
-        for spec in gpus.slice_specs(node_name, wanted_devices, generation):
-            self._create_slice(node_name, spec)
-        for old in existing:
-            self._delete_slice(old["metadata"]["name"])
+        generation = steps["generation"]
+        for name in steps["delete"]:
+            self._delete_slice(name)
+        for existing, index in steps["update"]:
+            spec = gpus.slice_spec(node_name, wanted[index], generation, len(wanted), driver)
+            self._update_slice(node_name, existing, spec)
+        for index in steps["create"]:
+            spec = gpus.slice_spec(node_name, wanted[index], generation, len(wanted), driver)
+            self._create_slice(node_name, spec, index)
         self._clear_rejection(node_name)
-        LOG.info("published %d devices of %s in pool %s generation %d",
-                 len(wanted_devices), gpus.DRIVER, node_name, generation)
+        LOG.info("published %d devices of %s in pool %s generation %d (%d slice(s) created, %d updated, %d deleted)",
+                 len(devices), driver, node_name, generation, len(steps["create"]), len(steps["update"]),
+                 len(steps["delete"]))
 
     def validate(self, node_name):
         """Have the API server check this node's slices as it would on publishing, without
         storing them (dryRun=All runs validation and admission)."""
         node = self.nodes[node_name]
-        for spec in gpus.slice_specs(node_name, node["devices"], 1):
-            self._create_slice(node_name, spec, dry_run=True)
+        specs = gpus.slice_specs(node_name, node["devices"], 1)
+        for index, spec in enumerate(specs):
+            self._create_slice(node_name, spec, index, dry_run=True)
         self._clear_rejection(node_name)
 
-    def _create_slice(self, node_name, spec, dry_run=False):
+    def _create_slice(self, node_name, spec, index, dry_run=False):
+        name = pool.generate_name(index, spec["pool"]["resourceSliceCount"], spec["driver"], node_name)
         body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"generateName": "%s-%s-" % (node_name, gpus.DRIVER),
+                "metadata": {"generateName": name,
                              "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node_name,
                                                   "uid": self.node_uids[node_name], "controller": True}]},
                 "spec": spec}
         options = {"dry_run": "All"} if dry_run else {}
+        self._refusable(node_name, self.custom.create_cluster_custom_object,
+                        "resource.k8s.io", "v1", "resourceslices", body, **options)
+
+    def _update_slice(self, node_name, existing, spec):
+        """Update in place, from the listed object (its resourceVersion: a conflict is retried by
+        the next reconcile, as the controller retries)."""
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": dict(existing["metadata"]), "spec": spec}
+        self._refusable(node_name, self.custom.replace_cluster_custom_object,
+                        "resource.k8s.io", "v1", "resourceslices", existing["metadata"]["name"], body)
+
+    def _refusable(self, node_name, call, *args, **kwargs):
         try:
-            self.custom.create_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", body, **options)
+            call(*args, **kwargs)
         except ApiException as exc:
             if not is_rejection(exc):
                 raise
@@ -326,10 +379,10 @@ class Simulator:
                 self._write_report()
         return sorted(self.rejected)
 
-    def unpublish(self, node_name):
-        for old in self._slices_of(node_name):
+    def unpublish(self, node_name, driver=gpus.DRIVER):
+        for old in self._slices_of(node_name, driver):
             self._delete_slice(old["metadata"]["name"])
-        LOG.info("removed the %s slices of %s (no kubelet plugin runs there)", gpus.DRIVER, node_name)
+        LOG.info("removed the %s slices of %s (no kubelet plugin runs there)", driver, node_name)
 
     def _delete_slice(self, name):
         try:
@@ -474,9 +527,11 @@ class Simulator:
             if active:
                 self.plugin_pods[key] = node_name
                 self.plugin_gates[key] = plugin_gates(pod)
+                self.plugin_drivers[key] = plugin_drivers(pod)
             else:
                 self.plugin_pods.pop(key, None)
                 self.plugin_gates.pop(key, None)
+                self.plugin_drivers.pop(key, None)
             self._reconcile_node(node_name)
 
     def _track_device_plugin(self, pod, active):
@@ -506,16 +561,41 @@ class Simulator:
         if count or not force:  # the start-up clean-up is not news
             LOG.info("node %s: device plugin offers nvidia.com/gpu: %d", node_name, count)
 
+    def _runs(self, node_name, driver):
+        """Whether a kubelet-plugin pod that runs ``driver`` is running on the node."""
+        return any(node == node_name and driver in self.plugin_drivers.get(key, (gpus.DRIVER,))
+                   for key, node in self.plugin_pods.items())
+
     def _publishes(self, node_name):
         """Whether the DRA driver serves the node's devices: its kubelet plugin runs there, and
         the device plugin does not (unless the node allows both, to show over-admission)."""
-        if self.driver_mode == "plugin" and node_name not in self.plugin_pods.values():
+        if self.driver_mode == "plugin" and not self._runs(node_name, gpus.DRIVER):
             return False
         return node_name not in self.device_plugin_pods.values() or node_name in self.both_allowed
 
     def _reconcile_node(self, node_name):
         if not self.nodes[node_name]["devices"]:
             return
+        for reconcile in (self._reconcile_gpus, self._reconcile_compute_domains):
+            try:
+                reconcile(node_name)
+            except SliceRejected:
+                pass  # recorded and reported; the other nodes are reconciled all the same
+
+    def _reconcile_compute_domains(self, node_name):
+        """compute-domain.nvidia.com: published while a plugin pod with its container runs,
+        whatever the device plugin does (it serves no GPU)."""
+        wanted = self._runs(node_name, compute_domain.DRIVER)
+        if self.driver_mode != "plugin" and wanted == (node_name in self.compute_domains):
+            return
+        has_slices = bool(self._slices_of(node_name, compute_domain.DRIVER))
+        if wanted and not has_slices:
+            self.publish(node_name, compute_domain.DRIVER)
+        elif not wanted and has_slices:
+            self.unpublish(node_name, compute_domain.DRIVER)
+        (self.compute_domains.add if wanted else self.compute_domains.discard)(node_name)
+
+    def _reconcile_gpus(self, node_name):
         wanted = self._publishes(node_name)
         if self.driver_mode != "plugin":
             # Every node publishes from the start; only a device plugin withholds its slices.
@@ -524,23 +604,22 @@ class Simulator:
                 return
             (self.withheld.discard if wanted else self.withheld.add)(node_name)
         has_slices = bool(self._slices_of(node_name))
-        try:
-            if wanted and not has_slices:
-                self.publish(node_name)
-            elif not wanted and has_slices:
-                self.unpublish(node_name)
-        except SliceRejected:
-            pass  # recorded and reported; the other nodes are reconciled all the same
+        if wanted and not has_slices:
+            self.publish(node_name)
+        elif not wanted and has_slices:
+            self.unpublish(node_name)
 
     def resync_plugins(self, pods):
         """Rebuild the kubelet-plugin view from a full pod list and make the slices match it."""
-        running, gates = {}, {}
+        running, gates, drivers = {}, {}, {}
         for pod in pods:
             node = pod["spec"].get("nodeName")
             if node in self.nodes and is_plugin_pod(pod) and not pod["metadata"].get("deletionTimestamp") \
                     and (pod.get("status") or {}).get("phase") == "Running":
-                running[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = node
-                gates[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = plugin_gates(pod)
+                key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+                running[key] = node
+                gates[key] = plugin_gates(pod)
+                drivers[key] = plugin_drivers(pod)
         device_plugin = dict(((p["metadata"]["namespace"], p["metadata"]["name"]), p["spec"]["nodeName"])
                              for p in pods if p["spec"].get("nodeName") in self.nodes and is_device_plugin_pod(p)
                              and not p["metadata"].get("deletionTimestamp")
@@ -548,6 +627,7 @@ class Simulator:
         with self.lock:
             self.plugin_pods = running
             self.plugin_gates = gates
+            self.plugin_drivers = drivers
             self.device_plugin_pods = device_plugin
             for name in self.nodes:
                 self._reconcile_device_plugin(name)

@@ -9,28 +9,40 @@ derived deterministically from the node name, so they are stable across lab rest
 unique across nodes, like real serial-derived UUIDs.
 """
 
-import math
 import re
 import uuid
 
+from labctl.sim import pool
+
 DRIVER = "gpu.nvidia.com"
-MAX_DEVICES_PER_SLICE = 128
+MAX_DEVICES_PER_SLICE = pool.MAX_DEVICES_PER_SLICE
 _UUID_NAMESPACE = uuid.UUID("6f1c1a52-3b0e-4b8e-9a7e-5c1d2f0a9e11")
 
-# Model catalogue: what the driver reports for each product. Memory is the capacity
-# published for the whole device; compute capability and architecture as NVML reports them.
+# Model catalogue: what the driver reports for each product. Compute capability and
+# architecture as NVML reports them. ``memory`` is the whole device's capacity as the driver
+# publishes it: NVML's total in bytes (nvmlDeviceGetMemoryInfo), never the marketing figure.
+# The totals below are the typical ones `nvidia-smi` shows for each product (its "MiB" column
+# is that byte total / 2**20); they are NOT measured here (no GPU), and a real card can differ
+# by driver version, ECC mode and board. A10 and L4 are about 22.5Gi, so a `>= 24Gi` selector
+# matches neither; a T4 (sold as 16 GB) has 15Gi, under `>= 16Gi`; an H100 80GB about 79.6Gi.
+_MIB = 1024 * 1024
 MODELS = {
-    "A10": {"productName": "NVIDIA A10", "architecture": "Ampere", "cc": "8.6.0", "memory": "24Gi"},
-    "L4": {"productName": "NVIDIA L4", "architecture": "Ada Lovelace", "cc": "8.9.0", "memory": "24Gi"},
-    "T4": {"productName": "Tesla T4", "architecture": "Turing", "cc": "7.5.0", "memory": "16Gi"},
+    "A10": {"productName": "NVIDIA A10", "architecture": "Ampere", "cc": "8.6.0",
+            "memory": 23028 * _MIB},
+    "L4": {"productName": "NVIDIA L4", "architecture": "Ada Lovelace", "cc": "8.9.0",
+           "memory": 23034 * _MIB},
+    "T4": {"productName": "Tesla T4", "architecture": "Turing", "cc": "7.5.0",
+           "memory": 15360 * _MIB},
+    # The T4 (15360 MiB) and the A100s report whole GiB: 15, 40 and 80 (shown as 15Gi, 40Gi, 80Gi).
     "A100-40GB": {"productName": "NVIDIA A100-PCIE-40GB", "architecture": "Ampere", "cc": "8.0.0",
-                  "memory": "40Gi", "mig": "a100-40"},
+                  "memory": 40960 * _MIB, "mig": "a100-40"},
     "A100-80GB": {"productName": "NVIDIA A100-SXM4-80GB", "architecture": "Ampere", "cc": "8.0.0",
-                  "memory": "80Gi", "mig": "a100-80"},
+                  "memory": 81920 * _MIB, "mig": "a100-80"},
     "H100-80GB": {"productName": "NVIDIA H100 80GB HBM3", "architecture": "Hopper", "cc": "9.0.0",
-                  "memory": "80Gi", "mig": "h100-80"},
+                  "memory": 81559 * _MIB, "mig": "h100-80"},
+    # Sold as 141 GB.
     "H200": {"productName": "NVIDIA H200", "architecture": "Hopper", "cc": "9.0.0",
-             "memory": "141Gi", "mig": "h100-80"},
+             "memory": 143771 * _MIB, "mig": "h100-80"},
 }
 
 # MIG profiles: NVML's GPU-instance profile id, then usable memory and engine counts per
@@ -61,6 +73,33 @@ class TopologyError(ValueError):
     pass
 
 
+_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_SUFFIX_BYTES = {"": 1, "k": 1000, "M": 1000 ** 2, "G": 1000 ** 3, "T": 1000 ** 4,
+                 "Ki": 1024, "Mi": 1024 ** 2, "Gi": 1024 ** 3, "Ti": 1024 ** 4}
+
+
+def binary_si(count):
+    """An integer as Kubernetes writes a quantity made with resource.NewQuantity(n, BinarySI),
+    which is how the driver sends capacities: the largest power-of-1024 suffix that divides it
+    exactly, else the plain number (23028 MiB -> "23028Mi", 1 -> "1", 1025 -> "1025")."""
+    count = int(count)
+    if -1024 < count < 1024:
+        return str(count)
+    exponent = 0
+    while count % 1024 == 0 and exponent < len(_BINARY_SUFFIXES) - 1:
+        count //= 1024
+        exponent += 1
+    return "%d%s" % (count, _BINARY_SUFFIXES[exponent])
+
+
+def to_bytes(quantity):
+    """A topology's memory override ("24Gi", "24000Mi", "25769803776") in bytes."""
+    match = re.match(r"^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$", str(quantity).strip())
+    if not match:
+        raise TopologyError("memory %r is not a whole quantity such as 23034Mi or 24152899584" % (quantity,))
+    return int(match.group(1)) * _SUFFIX_BYTES[match.group(2) or ""]
+
+
 def gpu_uuid(node, minor):
     return "GPU-" + str(uuid.uuid5(_UUID_NAMESPACE, "%s/gpu/%d" % (node, minor)))
 
@@ -87,8 +126,9 @@ def _common_attributes(node, minor, model, overrides):
         "cudaDriverVersion": {"version": CUDA_DRIVER_VERSION},
         "resource.kubernetes.io/pciBusID": {"string": "0000:%02x:00.0" % (bus & 0xFF)},
         "resource.kubernetes.io/pcieRoot": {"string": "pci0000:%02x" % ((bus - 1) & 0xFF)},
-        "resource.kubernetes.io/numaNode": {"int": 0 if minor < 4 else 1},
     }
+    # No resource.kubernetes.io/numaNode: no released driver (up to v0.4.1) publishes it; only
+    # the driver's unreleased main branch does.
     return attrs
 
 
@@ -103,7 +143,7 @@ def node_devices(node, gpus):
             if group.get("hmm"):
                 # A property of the parent GPU, which its MIG devices repeat like the others.
                 common["addressingMode"] = {"string": "HMM"}
-            memory = group.get("memory", model["memory"])
+            memory = binary_si(to_bytes(group["memory"]) if group.get("memory") else model["memory"])
             mig = group.get("mig") or []
             if not mig:
                 attrs = {"type": {"string": "gpu"}, "uuid": {"string": gpu_uuid(node, minor)}}
@@ -177,16 +217,18 @@ def _mig_devices(node, minor, model_name, model, profiles, common):
     return devices
 
 
-def slice_specs(node, devices, generation):
-    """Split a node's devices into slices of one pool, as the driver's publisher does."""
-    count = max(1, math.ceil(len(devices) / MAX_DEVICES_PER_SLICE))
-    specs = []
-    for index in range(count):
-        chunk = devices[index * MAX_DEVICES_PER_SLICE:(index + 1) * MAX_DEVICES_PER_SLICE]
-        specs.append({"driver": DRIVER, "nodeName": node,
-                      "pool": {"name": node, "generation": generation, "resourceSliceCount": count},
-                      "devices": chunk})
-    return specs
+def slice_spec(node, devices, generation, slice_count, driver=DRIVER):
+    """One slice of a node's pool as the driver publishes it: spec.nodeName set, pool named
+    after the node."""
+    return {"driver": driver, "nodeName": node,
+            "pool": {"name": node, "generation": generation, "resourceSliceCount": slice_count},
+            "devices": devices}
+
+
+def slice_specs(node, devices, generation, driver=DRIVER):
+    """A node's devices as the slices of one pool (split at MAX_DEVICES_PER_SLICE)."""
+    parts = pool.chunks(devices)
+    return [slice_spec(node, part, generation, len(parts), driver) for part in parts]
 
 
 def mig_capable(groups):
