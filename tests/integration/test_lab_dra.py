@@ -5,6 +5,7 @@ import functools
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -103,6 +104,31 @@ def test_a_chart_rendered_plugin_runs_both_drivers_under_any_name(api, custom, n
     apps.delete_namespaced_daemon_set("gpus-on-a-kubelet-plugin", namespace, propagation_policy="Foreground")
     wait_until_gone(_slices(custom), lambda s: s["spec"].get("nodeName") == "node-a",
                     "node-a's slices of both drivers", timeout=60)
+
+
+def test_the_v26_7_operator_layout_publishes_both_drivers(core, custom, tmp_path):
+    """The stand-in gpu-operator v26.7.0 with a GPUCluster renders what NVIDIA's operator
+    deploys (DaemonSet nvidia-dra-driver-kubelet-plugin, pods app=nvidia-dra-driver-kubelet-plugin,
+    containers gpus and compute-domains): the simulated driver answers to it on every GPU node."""
+    charts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "charts", "chart_repo.py")
+    subprocess.run([sys.executable, charts, "build", str(tmp_path)], check=True, capture_output=True)
+    namespace = "it-gpucluster"
+    install = ["helm", "install", "gpu-operator", str(tmp_path / "gpu-operator-v26.7.0.tgz"), "-n", namespace,
+               "--create-namespace", "--set", "clusterPolicy.deployCR=false", "--set", "gpuCluster.deployCR=true",
+               "--set", "driver.enabled=false", "--wait", "--timeout", "90s"]
+    wait_until_gone(_slices(custom), lambda s: True, "every ResourceSlice", timeout=60)
+    try:
+        subprocess.run(install, check=True, capture_output=True)
+        for node in ("node-a", "node-b"):
+            for driver in (DRIVER, CD_DRIVER):
+                wait_for_object(_slices(custom), lambda s, n=node, d=driver: s["spec"].get("nodeName") == n
+                                and s["spec"]["driver"] == d, "%s's %s slice" % (node, driver), timeout=60)
+        pods = core.list_namespaced_pod(namespace, label_selector="app=nvidia-dra-driver-kubelet-plugin").items
+        assert sorted(p.spec.node_name for p in pods) == ["node-a", "node-b"]
+    finally:
+        subprocess.run(["helm", "uninstall", "gpu-operator", "-n", namespace, "--wait"], check=False, capture_output=True)
+        core.delete_namespace(namespace)
+    wait_until_gone(_slices(custom), lambda s: True, "the slices of both drivers", timeout=60)
 
 
 def test_slices_look_like_nvidias_driver(custom, plugin_everywhere):

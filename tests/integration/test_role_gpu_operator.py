@@ -34,11 +34,24 @@ def repo():
     shutil.rmtree(dest)
 
 
+def chart_file(repo, chart, version):
+    """The packaged chart: NVIDIA's DRA driver releases carry no "v" (0.4.1), the GPU Operator's
+    do (v26.7.0); a plan may spell either, as Helm matches both."""
+    for spelling in (version, version.lstrip("v"), "v" + version.lstrip("v")):
+        path = os.path.join(repo, "%s-%s.tgz" % (chart, spelling))
+        if os.path.exists(path):
+            return path
+    raise AssertionError("no %s %s in %s" % (chart, version, sorted(os.listdir(repo))))
+
+
 def render(repo, release, api=True):
-    path = os.path.join(repo, "%s-%s.tgz" % (release["chart"], release["chart_version"]))
+    path = chart_file(repo, release["chart"], release["chart_version"])
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
         yaml.safe_dump(release["values"], handle)
-    cmd = [HELM, "template", release["name"], path, "-n", release["namespace"], "-f", handle.name]
+    # As against the lab: NVIDIA's DRA chart (and its stand-in) has kubeVersion >=1.32, which
+    # helm template's default (1.20) fails.
+    cmd = [HELM, "template", release["name"], path, "-n", release["namespace"], "-f", handle.name,
+           "--kube-version", "1.35.4"]
     if api:
         cmd += ["--api-versions", "resource.k8s.io/v1"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -69,20 +82,24 @@ def test_planned_values_render(repo, version, mode, nodes):
     if plan["layout"] == "standalone":
         dra = by_kind(rendered[plan["releases"][1]["chart"]], "DaemonSet")[plan["plugin"]["daemonset"]]
         assert dra["spec"]["template"]["spec"]["nodeSelector"] == {"nvidia.com/dra-kubelet-plugin": "true"}
-        label = plan["plugin"]["pod_selector"].split("=")[0]
-        assert dra["spec"]["template"]["metadata"]["labels"] == {label: "kubelet-plugin"}
+        # Only the selector label is the chart's promise; the real chart adds app.kubernetes.io/ labels.
+        label, value = plan["plugin"]["pod_selector"].split("=")
+        assert dra["spec"]["template"]["metadata"]["labels"][label] == value == "kubelet-plugin"
+        assert dra["spec"]["selector"]["matchLabels"] == {label: value}
         env = yaml.safe_load(by_kind(operator, "Deployment")["gpu-operator"]["spec"]["template"]["metadata"]
                              ["annotations"]["stand-in.dra.gpu/driver-manager-env"])
         assert env == [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}]
     else:
-        assert "dra-driver-nvidia-gpu-kubelet-plugin" in by_kind(operator, "DaemonSet")
+        plugin = by_kind(operator, "DaemonSet")[plan["plugin"]["daemonset"]]
+        label, value = plan["plugin"]["pod_selector"].split("=")
+        assert plugin["spec"]["template"]["metadata"]["labels"][label] == value
 
 
 @pytest.mark.parametrize("chart,version,values,message", [
     ("gpu-operator", "v26.7.0", {"gpuCluster": {"deployCR": True}}, "cannot both be true"),
     ("gpu-operator", "v26.7.0", {"clusterPolicy": {"deployCR": False}, "gpuCluster": {"deployCR": True}},
      "nvidiaDriverCRD"),
-    ("dra-driver-nvidia-gpu", "v0.4.1", {}, "gpuResourcesEnabledOverride=true"),
+    ("dra-driver-nvidia-gpu", "0.4.1", {}, "gpuResourcesEnabledOverride=true"),
 ])
 def test_stand_ins_refuse_like_the_real_charts(repo, chart, version, values, message):
     proc, _docs = render(repo, {"name": "x", "namespace": "x", "chart": chart, "chart_version": version,
