@@ -94,19 +94,49 @@ def flatten_device(slice_obj, device, taken):
     }
 
 
+def selected_devices(slices, driver=None, nodes=None, pool=None):
+    """The devices of usable pools that pass the filters, in the inventory's order.
+
+    Returns ``(entries, pool_problems)``; each entry is ``(slice, device, node)`` as published,
+    nothing flattened yet, so a caller that wants only counts (:func:`summarize_raw`) or a few
+    nodes does not pay for flattening the rest. Pool problems are those of every pool, as in
+    :func:`devices_from_slices`. The filters mean what :func:`filter_devices`' do.
+    """
+    usable, problems = usable_pools(slices)
+    wanted = None if nodes is None else set(nodes)
+    entries = []
+    for item in usable:
+        spec = item["spec"]
+        if (driver and spec.get("driver") != driver) or (pool and spec["pool"]["name"] != pool):
+            continue
+        for device in spec.get("devices") or []:
+            node = spec.get("nodeName") or device.get("nodeName")
+            if wanted is None or node in wanted:
+                entries.append((item, device, node))
+    entries.sort(key=lambda e: (e[2] or "", e[0]["spec"].get("driver") or "", e[0]["spec"]["pool"]["name"] or "",
+                                _natural(e[1].get("name"))))
+    return entries, problems
+
+
 def devices_from_slices(slices, claims=None):
     """Flatten usable slices into devices; returns ``(devices, pool_problems)``."""
-    usable, problems = usable_pools(slices)
+    entries, problems = selected_devices(slices)
     taken = allocations(claims)
-    devices = []
-    for item in usable:
-        for device in item["spec"].get("devices") or []:
-            devices.append(flatten_device(item, device, taken))
-    devices.sort(key=lambda d: (d["node"] or "", d["driver"] or "", d["pool"] or "", _natural(d["name"])))
-    return devices, problems
+    return [flatten_device(item, device, taken) for item, device, _node in entries], problems
+
+
+_NATURAL_KEYS = {}
 
 
 def _natural(name):
+    """Sort key that puts gpu-2 before gpu-10; names repeat across nodes, so keys are kept."""
+    key = _NATURAL_KEYS.get(name)
+    if key is None:
+        key = _NATURAL_KEYS[name] = _natural_key(name)
+    return key
+
+
+def _natural_key(name):
     parts, digits, text = [], "", ""
     for char in name or "":
         if char.isdigit():
@@ -131,36 +161,82 @@ def device_model(device):
     return attrs.get("productName") or attrs.get("model") or attrs.get("type") or "unknown"
 
 
-def _memory_bytes(device):
-    value = device["capacity"].get("memory")
+_MEMORY_BYTES = {}
+
+
+def _memory_bytes(value):
+    """Whole bytes of a capacity value ("23034Mi"); 0 when absent or not a quantity.
+    Kept per value: a fleet has few distinct ones."""
     if value is None:
         return 0
-    try:
-        return to_bytes(value)
-    except QuantityError:
-        return 0
+    found = _MEMORY_BYTES.get(value)
+    if found is None:
+        try:
+            found = to_bytes(value)
+        except QuantityError:
+            found = 0
+        _MEMORY_BYTES[value] = found
+    return found
 
 
 def _bucket():
     return {"count": 0, "allocated": 0, "free": 0, "memory_bytes": 0}
 
 
+def _summary(rows):
+    """Counts from ``(node key, driver, model, allocated, memory value)`` rows, one per device."""
+    total, by_node, by_driver, by_model = _bucket(), {}, {}, {}
+    for node, driver, model, allocated, memory in rows:
+        state = "allocated" if allocated else "free"
+        size = _memory_bytes(memory)
+        for bucket in (total, by_node.get(node) or by_node.setdefault(node, _bucket()),
+                       by_driver.get(driver) or by_driver.setdefault(driver, _bucket()),
+                       by_model.get(model) or by_model.setdefault(model, _bucket())):
+            bucket["count"] += 1
+            bucket[state] += 1
+            bucket["memory_bytes"] += size
+    for bucket in [total] + list(by_node.values()) + list(by_driver.values()) + list(by_model.values()):
+        bucket["memory"] = human_bytes(bucket["memory_bytes"])
+    return {"total": total, "by_node": by_node, "by_driver": by_driver, "by_model": by_model}
+
+
 def summarize(devices):
     """Counts per node, driver and model: count, allocated, free and total memory."""
-    summary = {"total": _bucket(), "by_node": {}, "by_driver": {}, "by_model": {}}
-    for device in devices:
-        buckets = [summary["total"],
-                   summary["by_node"].setdefault(device["node"] or "(%s)" % device["node_scope"], _bucket()),
-                   summary["by_driver"].setdefault(device["driver"], _bucket()),
-                   summary["by_model"].setdefault(device_model(device), _bucket())]
-        for bucket in buckets:
-            bucket["count"] += 1
-            bucket["allocated" if device["allocated"] else "free"] += 1
-            bucket["memory_bytes"] += _memory_bytes(device)
-    for bucket in [summary["total"]] + [b for key in ("by_node", "by_driver", "by_model")
-                                        for b in summary[key].values()]:
-        bucket["memory"] = human_bytes(bucket["memory_bytes"])
-    return summary
+    return _summary((device["node"] or "(%s)" % device["node_scope"], device["driver"], device_model(device),
+                     device["allocated"], device["capacity"].get("memory")) for device in devices)
+
+
+def _plain_or_none(value):
+    return plain_attribute(value) if value else None
+
+
+def summarize_raw(entries, claims=None):
+    """:func:`summarize` of the devices :func:`selected_devices` returned, without flattening them:
+    the same counts, keys and order for a fraction of the work."""
+    taken = allocations(claims)
+
+    def rows():
+        for item, device, node in entries:
+            spec = item["spec"]
+            driver = spec.get("driver")
+            attrs = device.get("attributes") or {}
+            model = (_plain_or_none(attrs.get("productName")) or _plain_or_none(attrs.get("model"))
+                     or _plain_or_none(attrs.get("type")) or "unknown")
+            memory = ((device.get("capacity") or {}).get("memory") or {}).get("value")
+            node_key = node or ("(all_nodes)" if spec.get("allNodes") else "(node_selector)")
+            yield node_key, driver, model, (driver, spec["pool"]["name"], device.get("name")) in taken, memory
+    return _summary(rows())
+
+
+DEVICE_FIELDS = ("node", "node_scope", "driver", "pool", "name", "slice", "generation", "attributes", "capacity",
+                 "allocated", "claim", "pods")
+
+
+def project(devices, fields):
+    """Each device with only ``fields`` (names from :data:`DEVICE_FIELDS`), in that order; all when empty."""
+    if not fields:
+        return devices
+    return [{name: device[name] for name in fields} for device in devices]
 
 
 def filter_devices(devices, driver=None, nodes=None, pool=None):

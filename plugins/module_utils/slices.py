@@ -7,7 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils import inventory
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, inventory
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import InputError
 
 FILTER_ARGUMENT_SPEC = dict(
     driver=dict(type="str"),
@@ -38,30 +39,45 @@ class Filters:
         return None if names is None else sorted(names)
 
 
-def report(slices, claims, filters, node_names, selectors=None):
+OUTPUTS = ("full", "summary")
+
+OUTPUT_ARGUMENT_SPEC = dict(
+    include_allocations=dict(type="bool", default=True),
+    output=dict(type="str", default="full", choices=list(OUTPUTS)),
+    fields=dict(type="list", elements="str", choices=list(inventory.DEVICE_FIELDS)),
+)
+
+
+def check_output(output, fields):
+    """``fields`` shapes the device entries, which ``output: summary`` leaves out."""
+    if fields and output == "summary":
+        raise InputError("fields is %s, but output is summary, which returns no devices: leave fields out, "
+                         "or set output: full" % ", ".join(fields))
+    if fields and len(set(fields)) != len(fields):
+        inputs.unique("fields", fields, "field")
+
+
+def report(slices, claims, filters, node_names, selectors=None, output="full", fields=None):
     """Devices, summary and ignored pools for already-fetched slices and claims.
 
-    ``selectors`` (a :class:`cel.Selectors`) keeps only the devices it matches.
+    ``selectors`` (a :class:`cel.Selectors`) keeps only the devices it matches. ``output``
+    ``summary`` leaves out ``devices`` and counts straight from the slices; ``fields`` keeps
+    only those keys of each device.
     """
-    devices, problems = inventory.devices_from_slices(slices, claims)
-    devices = inventory.filter_devices(devices, filters.driver, node_names, filters.pool)
+    entries, problems = inventory.selected_devices(slices, filters.driver, node_names, filters.pool)
     if selectors is not None:
-        raw = raw_devices(slices)
-        devices = [d for d in devices if selectors.match(d["driver"], raw[(d["driver"], d["pool"], d["name"])])[0]]
-    return {"devices": devices, "summary": inventory.summarize(devices), "ignored_pools": problems}
+        entries = [e for e in entries if selectors.match(e[0]["spec"].get("driver"), e[1])[0]]
+    if output == "summary":
+        return {"summary": inventory.summarize_raw(entries, claims), "ignored_pools": problems}
+    taken = inventory.allocations(claims)
+    devices = [inventory.flatten_device(item, device, taken) for item, device, _node in entries]
+    return {"devices": inventory.project(devices, fields), "summary": inventory.summarize(devices),
+            "ignored_pools": problems}
 
 
-def raw_devices(slices):
-    """(driver, pool, device name) -> the device entry as published, with typed attributes."""
-    found = {}
-    for item in slices:
-        spec = item.get("spec") or {}
-        for device in spec.get("devices") or []:
-            found[(spec.get("driver"), (spec.get("pool") or {}).get("name"), device.get("name"))] = device
-    return found
-
-
-def gather(kube, filters, with_claims=True):
+def gather(kube, filters, with_claims=True, output="full", fields=None):
+    """Read and report. ``kube`` is a :class:`client.Kube` or a :class:`client.RawReader`
+    (the same calls, read as raw JSON)."""
     slices, _version = kube.slices(filters.driver)
     claims = kube.claims() if with_claims else []
-    return report(slices, claims, filters, filters.node_names(kube))
+    return report(slices, claims, filters, filters.node_names(kube), output=output, fields=fields)
