@@ -28,7 +28,7 @@ TEST_NODE_LAB := NODE_LAB_STATE_DIR=$(CURDIR)/.lab/node-test NODE_LAB_NET=$(TEST
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test \
+.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts \
         sanity lint units integration benchmarks clean
 
 help: ## List the targets
@@ -100,6 +100,17 @@ integration: bootstrap ## Integration tests against a fresh test lab (stopped af
 
 benchmarks: bootstrap ## Run tests/benchmarks and print ratios
 	@$(VENV_BIN)/python tests/benchmarks/run.py
+
+# NVIDIA's real charts (not in CI): git directories of NVIDIA/gpu-operator and
+# kubernetes-sigs/dra-driver-nvidia-gpu; a lab of its own, stopped afterwards.
+REAL_CHARTS_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/real-charts-lab LAB_PORT_BASE=27400 LAB_DRIVER_MODE=plugin
+
+real-charts: bootstrap ## Render NVIDIA's real charts with the role's values, check their images, run site.yml with them in a lab (OPERATOR_REPO=DIR DRA_REPO=DIR)
+	@test -n "$(OPERATOR_REPO)" && test -n "$(DRA_REPO)" || { echo "real-charts: set OPERATOR_REPO and DRA_REPO to git directories of NVIDIA/gpu-operator and kubernetes-sigs/dra-driver-nvidia-gpu"; exit 2; }
+	@$(REAL_CHARTS_LAB) $(LAB) up
+	@eval "$$($(REAL_CHARTS_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
+	  $(VENV_BIN)/python tests/integration/real_charts.py --operator-repo "$(OPERATOR_REPO)" --dra-repo "$(DRA_REPO)" --lab; \
+	  code=$$?; $(REAL_CHARTS_LAB) $(LAB) down; exit $$code
 
 clean: lab-down node-lab-down ## Remove the virtualenv, lab state and build output (not the Go/binary cache)
 	@rm -rf $(VENV) .lab build tests/output

@@ -43,12 +43,16 @@ SHARING_GATES = {"TimeSlicingSettings": True, "MPSSupport": True}
 DEFAULT_REPO_URL = "https://helm.ngc.nvidia.com/nvidia"
 
 # GPU Operator chart tags (dra-facts.md), per minor: known patches, possible layouts (the first
-# is what mode auto picks: NVIDIA's supported path) and the DRA driver chart version the
-# operator's release pairs (v26.7's own values name the driver v0.5.0).
+# is what mode auto picks: NVIDIA's supported path) and the DRA driver chart the standalone
+# layout installs: the newest released chart. v26.7's own values name the DRA driver v0.5.0
+# (the image its GPUCluster runs), but no 0.5.0 chart was released when this was checked (the
+# driver's repository: tags up to v0.4.1, main at 0.5.0-dev), so pairing it would fail every
+# default install with NVIDIA's real repository; the plan says so instead (layout_notes).
 OPERATOR_VERSIONS = {
     (25, 10): {"patches": (0, 1), "layouts": ("standalone",), "dra_driver": "25.12.0"},
     (26, 3): {"patches": (0, 1, 2, 3), "layouts": ("standalone",), "dra_driver": "0.4.1"},
-    (26, 7): {"patches": (0,), "layouts": ("standalone", "gpucluster"), "dra_driver": "0.5.0"},
+    (26, 7): {"patches": (0,), "layouts": ("standalone", "gpucluster"), "dra_driver": "0.4.1",
+              "operator_dra_driver": "0.5.0"},
 }
 MODES = ("auto", "standalone", "gpucluster")
 # DRA driver chart tags: (major, minor) -> chart name (renamed at v0.4).
@@ -198,7 +202,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["clusterPolicy"] = {"deployCR": True}
         values["gpuCluster"] = {"deployCR": False}
     if image_registry:
-        for key, repository in sorted(images.operator_mirror_values(image_tags(version), image_registry).items()):
+        for key, repository in sorted(images.operator_mirror_values(image_tags(version), image_registry, layout).items()):
             _set(values, key, repository)
     return values
 
@@ -413,7 +417,7 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
     device_plugin_on = _truthy(lookup(operator, "devicePlugin.enabled", True)) and \
         _truthy(lookup(operator, "clusterPolicy.deployCR", True))
     pulled = planned_images(releases, parsed, layout, gpu_node_labels or {})
-    notes += pulled["notes"] + layout_notes(layout, upgrade) + \
+    notes += pulled["notes"] + layout_notes(layout, upgrade, info, releases) + \
         partial_migration_notes(layout, device_plugin_on, selected, driver_enabled)
     return {"layout": layout, "releases": releases, "dra_nodes": selected,
             "device_plugin_nodes": sorted(set(gpu_nodes) - set(selected)) if device_plugin_on else [],
@@ -454,8 +458,14 @@ def planned_images(releases, version, layout, gpu_node_labels):
     return {"images": pulled, "notes": notes}
 
 
-def layout_notes(layout, upgrade):
+def layout_notes(layout, upgrade, info, releases):
     notes = []
+    operator_pairs = info.get("operator_dra_driver")
+    if layout == "standalone" and operator_pairs and releases[1]["chart_version"] != operator_pairs:
+        notes.append("This operator version runs DRA driver %s itself in its GPUCluster layout; the standalone "
+                     "layout installs the DRA driver chart %s, the newest released when this collection was "
+                     "checked: set gpu_operator_dra_driver_version to %s once your chart repository has it."
+                     % (operator_pairs, releases[1]["chart_version"], operator_pairs))
     if layout == "gpucluster":
         notes.append("The GPUCluster layout is what NVIDIA calls a Technology Preview, supported for new installs "
                      "only; it deploys no NVIDIA Container Toolkit (the DRA driver hands devices to containers "

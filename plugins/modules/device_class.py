@@ -116,7 +116,7 @@ matched_devices:
   type: list
   elements: dict
   sample:
-    - {node: node-a, driver: gpu.nvidia.com, pool: node-a, name: gpu-0, model: NVIDIA A10, memory: 24Gi}
+    - {node: node-a, driver: gpu.nvidia.com, pool: node-a, name: gpu-0, model: NVIDIA A10, memory: 23028Mi}
 preview:
   description:
     - C(evaluated) (false, with C(reason), when the expressions use something the local preview cannot evaluate),

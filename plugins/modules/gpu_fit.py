@@ -120,15 +120,15 @@ strategies:
       by_node: {node-a: 2, node-b: 4}
       devices_used: 6
       placements:
-        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 24Gi,
+        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 23028Mi,
            replicas: 1}
     shared:
-      total: 36
-      by_node: {node-a: 12, node-b: 24}
+      total: 30
+      by_node: {node-a: 10, node-b: 20}
       devices_used: 6
       placements:
-        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 24Gi,
-           replicas: 6, mps_config: {defaultPinnedDeviceMemoryLimit: 4Gi, defaultActiveThreadPercentage: 16}}
+        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 23028Mi,
+           replicas: 5, mps_config: {defaultPinnedDeviceMemoryLimit: 4Gi, defaultActiveThreadPercentage: 20}}
     mig: {total: 0, by_node: {}, devices_used: 0, placements: []}
 workloads:
   description:

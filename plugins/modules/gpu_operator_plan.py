@@ -100,7 +100,7 @@ options:
   dra_driver_version:
     description:
       - DRA driver chart version, for example V(0.4.1) (NVIDIA spells these without C(v)); by default the one
-        paired with the operator version (25.12.0 with v25.10, 0.4.1 with v26.3, 0.5.0 with v26.7).
+        paired with the operator version (25.12.0 with v25.10, 0.4.1 with v26.3 and v26.7).
     type: str
   dra_sharing:
     description:

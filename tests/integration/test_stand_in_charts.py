@@ -68,9 +68,9 @@ def all_images(docs):
 def test_the_repository_spells_versions_as_nvidia_does(repo):
     index = yaml.safe_load(open(os.path.join(repo, "index.yaml")))["entries"]
     assert sorted(v["version"] for v in index["gpu-operator"]) == sorted(OPERATOR_VERSIONS)
-    assert sorted(v["version"] for v in index["dra-driver-nvidia-gpu"]) == ["0.4.0", "0.4.1", "0.5.0"]
+    assert sorted(v["version"] for v in index["dra-driver-nvidia-gpu"]) == ["0.4.0", "0.4.1"]
     assert [v["version"] for v in index["nvidia-dra-driver-gpu"]] == ["25.12.0"]
-    assert {v["appVersion"] for v in index["dra-driver-nvidia-gpu"]} == {"0.4.0", "0.4.1", "0.5.0"}
+    assert {v["appVersion"] for v in index["dra-driver-nvidia-gpu"]} == {"0.4.0", "0.4.1"}
     assert {v["kubeVersion"] for v in index["dra-driver-nvidia-gpu"] + index["nvidia-dra-driver-gpu"]} \
         == {">=1.32.0-0"}
 

@@ -45,13 +45,20 @@ def test_standalone_layout_all_nodes(version, mode):
 @pytest.mark.parametrize("version,chart,chart_version", [
     ("v25.10.1", "nvidia-dra-driver-gpu", "25.12.0"),
     ("v26.3.3", "dra-driver-nvidia-gpu", "0.4.1"),
-    # v26.7's own values name the DRA driver v0.5.0
-    ("v26.7.0", "dra-driver-nvidia-gpu", "0.5.0"),
+    # v26.7's own values name the DRA driver v0.5.0, a chart not released: the newest released one
+    ("v26.7.0", "dra-driver-nvidia-gpu", "0.4.1"),
 ])
 def test_dra_driver_chart_paired_with_operator_version(version, chart, chart_version):
     dra = plan(version)["releases"][1]
     assert (dra["chart"], dra["chart_version"]) == (chart, chart_version)
     assert plan(version)["plugin"]["pod_selector"] == chart + "-component=kubelet-plugin"
+
+
+def test_v26_7_says_which_dra_driver_its_own_layout_runs():
+    note = [n for n in plan("v26.7.0")["notes"] if "runs DRA driver 0.5.0 itself" in n]
+    assert note and "set gpu_operator_dra_driver_version to 0.5.0 once your chart repository has it" in note[0]
+    assert not [n for n in plan("v26.7.0", dra_driver_version="0.5.0")["notes"] if "itself" in n]
+    assert not [n for n in plan("v26.3.3")["notes"] if "itself" in n]
 
 
 def test_dra_driver_version_override_changes_the_chart_name():
@@ -275,8 +282,8 @@ def test_upgrading_the_dra_chart_across_its_rename_keeps_the_names_and_applies_t
                                            "from": "0.4.1"}
     # a fresh install or a release already under the new name needs neither
     assert plan("v26.3.3")["dra_driver_upgrade"]["name_override"] is None
-    new = plan("v26.7.0", installed_dra_driver={"name": "dra-driver-nvidia-gpu-kubelet-plugin", "version": "0.4.1"})
-    assert new["dra_driver_upgrade"] == {"name_override": None, "apply_crds": True, "from": "0.4.1"}
+    new = plan("v26.7.0", installed_dra_driver={"name": "dra-driver-nvidia-gpu-kubelet-plugin", "version": "0.4.0"})
+    assert new["dra_driver_upgrade"] == {"name_override": None, "apply_crds": True, "from": "0.4.0"}
     assert "nameOverride" not in new["releases"][1]["values"]
 
 
@@ -352,3 +359,32 @@ def test_a_partial_migration_says_what_the_operators_validator_does_on_dra_nodes
     assert len(host_driver["notes"]) == 1
     # every node on DRA: the device plugin is off, and the operator drops plugin-validation
     assert plan("v26.3.1", dra_nodes=[])["notes"] == []
+
+
+def test_operands_off_by_default_are_mirrored_and_listed_once_turned_on():
+    values = plan("v26.3.3", image_registry="m.example.com")["releases"][0]["values"]
+    # mirrored even while off, so that turning one on later pulls from the mirror too
+    for key in ("gds", "gdrcopy", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataSandboxDevicePlugin",
+                "ccManager", "dcgm", "nodeStatusExporter"):
+        assert values[key]["repository"].startswith("m.example.com/"), key
+    assert "kataManager" not in values  # gone from the chart at v26.3
+    assert values["vgpuManager"] == {"driverManager": {"repository": "m.example.com/nvidia/cloud-native"}}
+    off = plan("v26.3.3")["image_refs"]
+    assert not any("nvidia-fs" in ref or "sandbox" in ref or "cc-manager" in ref for ref in off)
+    kata = plan("v26.3.3", operator_extra_values={"sandboxWorkloads": {"enabled": True, "mode": "kata"},
+                                                  "gds": {"enabled": True}})["image_refs"]
+    assert "nvcr.io/nvidia/cloud-native/nvidia-fs:2.27.3" in kata
+    assert "nvcr.io/nvidia/cloud-native/nvidia-sandbox-device-plugin:v0.0.3" in kata
+    assert "nvcr.io/nvidia/cloud-native/k8s-cc-manager:v0.4.0" in kata
+    assert not any("kubevirt" in ref for ref in kata)
+    # v25.10's VFIO manager ran a CUDA image from nvcr.io/nvidia
+    kubevirt = plan("v25.10.1", operator_extra_values={"sandboxWorkloads": {"enabled": True}})["images"]
+    assert {i["component"]: i["ref"] for i in kubevirt}["vfioManager"] == "nvcr.io/nvidia/cuda:13.0.1-base-ubi9"
+
+
+def test_a_gpucluster_gets_mirror_values_only_for_what_it_deploys():
+    values = plan("v26.7.0", "gpucluster", image_registry="m.example.com")["releases"][0]["values"]
+    assert "toolkit" not in values and "devicePlugin" not in values and "migManager" not in values
+    assert values["draDriver"]["repository"] == "m.example.com/nvidia"
+    standalone = plan("v26.7.0", image_registry="m.example.com")["releases"][0]["values"]
+    assert "draDriver" not in standalone and standalone["toolkit"]["repository"] == "m.example.com/nvidia/k8s"
