@@ -94,7 +94,6 @@ def test_the_renamed_chart_keeps_the_kubelet_plugin_applies_its_crds_first_and_h
                                            "from": "0.4.1"}
     assert not any(r.get("changed") for name, r in results.items() if name.startswith(("Install", "Apply", "Label")))
 
-
     # NVIDIA supports no way back: refused before any change.
     rc, _results, failed, _stderr = gpu_operator(charts, "v25.10.1")
     assert rc != 0

@@ -35,7 +35,7 @@ def hold_a_gpu(core, custom, namespace, gpu_class):
 
 
 def test_summary_output_equals_the_summary_of_the_full_output(plugin_everywhere, gpu_class, core, custom, namespace,
-                                                               test_driver):
+                                                              test_driver):
     hold_a_gpu(core, custom, namespace, gpu_class)
     # a second driver with a complete pool, a device on no node, and an incomplete pool (ignored)
     custom.create_cluster_custom_object(*RESOURCE, driver_slice(test_driver, "p-ok", "node-a", devices=("d-0", "d-1")))
