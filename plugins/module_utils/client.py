@@ -117,16 +117,10 @@ class Kube:
 
     def list_all(self, list_fn, page_size=500, **kwargs):
         """Every item of a list call, page by page; returns (items, resourceVersion)."""
-        items, token, version = [], None, None
-        while True:
-            page = list_fn(limit=page_size, _continue=token, **kwargs) if token else list_fn(limit=page_size, **kwargs)
-            page = page if isinstance(page, dict) else self.api.sanitize_for_serialization(page)
-            items.extend(page.get("items") or [])
-            meta = page.get("metadata") or {}
-            version = meta.get("resourceVersion") or version
-            token = meta.get("continue")
-            if not token:
-                return items, version
+        def page(token):
+            answer = list_fn(limit=page_size, _continue=token, **kwargs) if token else list_fn(limit=page_size, **kwargs)
+            return answer if isinstance(answer, dict) else self.api.sanitize_for_serialization(answer)
+        return all_pages(page)
 
     def list_resource(self, plural, namespace=None, **kwargs):
         if namespace:
@@ -226,11 +220,18 @@ def list_raw(api, path, page_size=RAW_PAGE_SIZE, **query):
     ``labelSelector``); None values are left out. The same contract as :meth:`Kube.list_all`.
     """
     params = [(name, value) for name, value in sorted(query.items()) if value is not None]
+    return all_pages(lambda token: get_json(api, path, params + [("limit", page_size)] +
+                                            ([("continue", token)] if token else [])))
+
+
+def all_pages(page):
+    """Items of every page ``page(continue token or None)`` returns, following the list's continue
+    token; returns (items, the newest resourceVersion)."""
     items, token, version = [], None, None
     while True:
-        page = get_json(api, path, params + [("limit", page_size)] + ([("continue", token)] if token else []))
-        items.extend(page.get("items") or [])
-        meta = page.get("metadata") or {}
+        answer = page(token)
+        items.extend(answer.get("items") or [])
+        meta = answer.get("metadata") or {}
         version = meta.get("resourceVersion") or version
         token = meta.get("continue")
         if not token:

@@ -17,6 +17,8 @@ __metaclass__ = type
 
 import collections
 
+from ansible_collections.dra.gpu.plugins.module_utils.chart_values import lookup, truthy
+
 Image = collections.namedtuple("Image", "key repository image switches layouts")
 
 ALL_LAYOUTS = ("standalone", "device_plugin", "gpucluster")
@@ -145,19 +147,6 @@ def mirrored(repository, registry):
     return "%s/%s" % (registry.rstrip("/"), path)
 
 
-def _lookup(values, dotted, default=None):
-    node = values
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return default
-        node = node[part]
-    return node
-
-
-def _truthy(value):
-    return value is True or str(value).lower() == "true"
-
-
 def _default(item, tags):
     """(repository, image, tag) NVIDIA's values give an image at one version (tag None for the
     chart's own version)."""
@@ -173,8 +162,8 @@ def _present(item, tags):
 
 def _switched_on(values, switches):
     for key, default, wanted in switches:
-        value = _lookup(values, key, default)
-        if (wanted is True and not _truthy(value)) or (wanted is not True and value != wanted):
+        value = lookup(values, key, default)
+        if (wanted is True and not truthy(value)) or (wanted is not True and value != wanted):
             return False
     return True
 
@@ -225,24 +214,24 @@ def operator_images(release, chart_version, tags, layout, values, os_tags=()):
         if layout not in item.layouts or not _present(item, tags) or not _switched_on(values, item.switches):
             continue
         default_repository, default_image, default_tag = _default(item, tags)
-        repository = "%s/%s" % (_lookup(values, item.key + ".repository") or default_repository,
-                                _lookup(values, item.key + ".image") or default_image)
-        tag = str(_lookup(values, item.key + ".version") or default_tag or chart_version)
+        repository = "%s/%s" % (lookup(values, item.key + ".repository") or default_repository,
+                                lookup(values, item.key + ".image") or default_image)
+        tag = str(lookup(values, item.key + ".version") or default_tag or chart_version)
         if item.key == "driver":
             for os_tag in sorted(set(os_tags)) or [None]:
                 images.append(_entry(release, item.key, repository, "%s-%s" % (tag, os_tag) if os_tag else tag))
             continue
         images.append(_entry(release, item.key, repository, tag))
-    if "nfd" in tags and _truthy(_lookup(values, NFD_SWITCH, True)):
-        images.append(_entry(release, "node-feature-discovery", _lookup(values, NFD_KEY + ".repository") or NFD_REPOSITORY,
-                             str(_lookup(values, NFD_KEY + ".tag") or tags["nfd"])))
+    if "nfd" in tags and truthy(lookup(values, NFD_SWITCH, True)):
+        images.append(_entry(release, "node-feature-discovery", lookup(values, NFD_KEY + ".repository") or NFD_REPOSITORY,
+                             str(lookup(values, NFD_KEY + ".tag") or tags["nfd"])))
     return images
 
 
 def dra_driver_images(release, chart, chart_version, values):
     """The DRA driver chart's one image (kubelet plugin, controller and webhook share it)."""
-    repository = _lookup(values, "image.repository") or DRA_DRIVER_REPOSITORIES[chart]
-    tag = _lookup(values, "image.tag") or "v" + str(chart_version).lstrip("v")
+    repository = lookup(values, "image.repository") or DRA_DRIVER_REPOSITORIES[chart]
+    tag = lookup(values, "image.tag") or "v" + str(chart_version).lstrip("v")
     return [_entry(release, "draDriver", repository, str(tag))]
 
 

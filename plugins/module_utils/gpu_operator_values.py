@@ -23,10 +23,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
 import re
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
+from ansible_collections.dra.gpu.plugins.module_utils.chart_values import deep_merge, lookup, set_value, truthy
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, versions
 
 DRA_NODE_LABEL = "nvidia.com/dra-kubelet-plugin"
@@ -144,38 +144,6 @@ def resolve_layout(version_string, dra_enabled, mode):
     return mode
 
 
-def deep_merge(base, extra):
-    """A copy of ``base`` with ``extra`` merged in; dicts merge, anything else replaces."""
-    result = copy.deepcopy(base)
-    for key, value in (extra or {}).items():
-        if isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = deep_merge(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
-    return result
-
-
-def lookup(values, dotted, default=None):
-    node = values
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return default
-        node = node[part]
-    return node
-
-
-def _set(values, dotted, value):
-    node = values
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-    node[parts[-1]] = value
-
-
-def _truthy(value):
-    return value is True or str(value).lower() == "true"
-
-
 def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, toolkit_enabled,
                     image_registry=None, sharing=False):
     """The GPU Operator chart's values for a layout (before the user's extra values)."""
@@ -203,7 +171,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["gpuCluster"] = {"deployCR": False}
     if image_registry:
         for key, repository in sorted(images.operator_mirror_values(image_tags(version), image_registry, layout).items()):
-            _set(values, key, repository)
+            set_value(values, key, repository)
     return values
 
 
@@ -218,7 +186,7 @@ def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False)
     }
     if image_registry:
         for key, repository in images.dra_driver_mirror_values(chart, image_registry).items():
-            _set(values, key, repository)
+            set_value(values, key, repository)
     if sharing:
         values["featureGates"] = dict(SHARING_GATES)
     return values
@@ -256,22 +224,22 @@ def dra_chart_upgrade(chart, version, installed):
 def refusals(version, operator, dra_driver):
     """What NVIDIA's charts (or NVIDIA's guidance) would refuse, in words; [] when fine."""
     problems = []
-    cluster_policy = _truthy(lookup(operator, "clusterPolicy.deployCR", True))
-    gpu_cluster = _truthy(lookup(operator, "gpuCluster.deployCR", False))
+    cluster_policy = truthy(lookup(operator, "clusterPolicy.deployCR", True))
+    gpu_cluster = truthy(lookup(operator, "gpuCluster.deployCR", False))
     if gpu_cluster and version[:2] < (26, 7):
         problems.append("gpuCluster.deployCR needs GPU Operator v26.7 or later (this is %s)" % version_text(version))
     if cluster_policy and gpu_cluster:
         problems.append("clusterPolicy.deployCR and gpuCluster.deployCR are both true: the gpu-operator chart "
                         "refuses a ClusterPolicy and a GPUCluster together")
-    if gpu_cluster and _truthy(lookup(operator, "driver.enabled", True)) \
-            and not _truthy(lookup(operator, "driver.nvidiaDriverCRD.enabled", False)):
+    if gpu_cluster and truthy(lookup(operator, "driver.enabled", True)) \
+            and not truthy(lookup(operator, "driver.nvidiaDriverCRD.enabled", False)):
         problems.append("with a GPUCluster the operator-managed driver needs driver.nvidiaDriverCRD.enabled=true "
                         "(or driver.enabled=false for a host driver); the chart refuses otherwise")
     if gpu_cluster and dra_driver is not None:
         problems.append("the standalone DRA driver chart must not be installed beside the operator-managed "
                         "DRA driver (gpuCluster.deployCR=true); choose gpu_operator_dra_mode gpucluster or standalone")
-    if dra_driver is not None and _truthy(lookup(dra_driver, "resources.gpus.enabled", True)) \
-            and not _truthy(lookup(dra_driver, "gpuResourcesEnabledOverride", False)):
+    if dra_driver is not None and truthy(lookup(dra_driver, "resources.gpus.enabled", True)) \
+            and not truthy(lookup(dra_driver, "gpuResourcesEnabledOverride", False)):
         problems.append("the DRA driver chart refuses resources.gpus.enabled=true without "
                         "gpuResourcesEnabledOverride=true")
     return problems
@@ -414,8 +382,8 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
     problems = refusals(parsed, operator, dra_values)
     if problems:
         raise PlanError("refused before installing anything: " + "; ".join(problems))
-    device_plugin_on = _truthy(lookup(operator, "devicePlugin.enabled", True)) and \
-        _truthy(lookup(operator, "clusterPolicy.deployCR", True))
+    device_plugin_on = truthy(lookup(operator, "devicePlugin.enabled", True)) and \
+        truthy(lookup(operator, "clusterPolicy.deployCR", True))
     pulled = planned_images(releases, parsed, layout, gpu_node_labels or {})
     notes += pulled["notes"] + layout_notes(layout, upgrade, info, releases) + \
         partial_migration_notes(layout, device_plugin_on, selected, driver_enabled)

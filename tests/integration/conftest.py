@@ -258,3 +258,15 @@ def wait_in_thread(api, driver, timeout=30, **goal):
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread, outcome
+
+
+def hold_a_gpu(core, custom, namespace, gpu_class):
+    """A claim allocated to a running pod, so the counts have an allocated device."""
+    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "held"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu_class}}]}}})
+    core.create_namespaced_pod(namespace, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder"}, "spec": {
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "held"}],
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "gpu"}]}}]}})
+    wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
+                    "pod holder to run", timeout=60, namespace=namespace)

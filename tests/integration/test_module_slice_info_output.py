@@ -7,8 +7,7 @@ import os
 
 from kubernetes import client as k8s
 
-from conftest import DRIVER, RESOURCE, driver_slice, run_playbook, task_results
-from waiting import wait_for_object
+from conftest import DRIVER, RESOURCE, driver_slice, hold_a_gpu, run_playbook, task_results
 
 MODULE = "dra.gpu.resource_slice_info"
 
@@ -20,18 +19,6 @@ def side_by_side(*variants):
                        for index, args in enumerate(variants)]}]
     _rc, report, _stderr = run_playbook(play)
     return [result for _name, result in task_results(report)]
-
-
-def hold_a_gpu(core, custom, namespace, gpu_class):
-    """A claim allocated to a running pod, so the counts have an allocated device."""
-    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaims", {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "held"},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu_class}}]}}})
-    core.create_namespaced_pod(namespace, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder"}, "spec": {
-        "resourceClaims": [{"name": "gpu", "resourceClaimName": "held"}],
-        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "gpu"}]}}]}})
-    wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
-                    "pod holder to run", timeout=60, namespace=namespace)
 
 
 def test_summary_output_equals_the_summary_of_the_full_output(plugin_everywhere, gpu_class, core, custom, namespace,

@@ -2,8 +2,7 @@
 
 import time
 
-from conftest import DRIVER_NAMESPACE, RESOURCE, driver_slice as _slice, run_module, wait_in_thread
-from waiting import wait_for_object
+from conftest import DRIVER_NAMESPACE, RESOURCE, driver_slice as _slice, hold_a_gpu, run_module, wait_in_thread
 
 
 def test_info_lists_every_gpu_with_a_summary(plugin_everywhere):
@@ -30,14 +29,7 @@ def test_info_filters(plugin_everywhere):
 
 
 def test_info_shows_which_claim_and_pod_hold_a_device(plugin_everywhere, gpu_class, core, custom, namespace):
-    custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaims", {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "held"},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu_class}}]}}})
-    core.create_namespaced_pod(namespace, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "holder"}, "spec": {
-        "resourceClaims": [{"name": "gpu", "resourceClaimName": "held"}],
-        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "gpu"}]}}]}})
-    wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
-                    "pod holder to run", timeout=60, namespace=namespace)
+    hold_a_gpu(core, custom, namespace, gpu_class)
     result = run_module("dra.gpu.resource_slice_info", {"driver": "gpu.nvidia.com"})
     held = [d for d in result["devices"] if d["claim"] == namespace + "/held"]
     assert len(held) == 1 and held[0]["allocated"] and held[0]["pods"] == [namespace + "/holder"]
