@@ -186,6 +186,22 @@ def check_allocation(pod, claim, slices, driver):
     return devices
 
 
+# The kubelet's FailedPrepareDynamicResources event wraps several kinds of error. Only the
+# driver's own per-claim answer ("NodePrepareResources failed for ResourceClaim ...") is a
+# verdict on the claim; the kubelet retries everything else (it could not read the claim,
+# e.g. while the node authorizer's graph has not yet linked the pod to it; the driver is not
+# registered yet; the gRPC call failed), and so does the NVIDIA driver's lock timeout.
+DRIVER_REFUSAL = "NodePrepareResources failed for ResourceClaim"
+DRIVER_RETRIES = ("error acquiring prep/unprep lock",)
+
+
+def prepare_failure_is_final(message):
+    """True when the kubelet's prepare-failure ``message`` is the driver refusing the claim
+    (the pod will not start however long one waits); False for errors the kubelet retries."""
+    message = message or ""
+    return DRIVER_REFUSAL in message and not any(retry in message for retry in DRIVER_RETRIES)
+
+
 def probe_output(pod):
     """The probe's termination message (the container's own report)."""
     for status in (pod.get("status") or {}).get("containerStatuses") or []:

@@ -39,8 +39,10 @@ class SmokeRun:
         self.timings = {}
         self.claims = {}
         self.claims_seen = threading.Condition()
-        # pod name -> the kubelet's FailedPrepareDynamicResources message (the driver refused)
+        # pod name -> the kubelet's FailedPrepareDynamicResources message when the driver
+        # refused the claim (final), and the latest one the kubelet retries (reported on timeout)
         self.prepare_failures = {}
+        self.prepare_retries = {}
 
     # ----- objects -------------------------------------------------------------------
 
@@ -154,7 +156,9 @@ class SmokeRun:
                 "the smoke-test pods to complete", remaining, recheck_every=PREPARE_RECHECK,
                 namespace=self.namespace, label_selector=selector)
         except watch.WaitTimeout as exc:
-            raise SmokeFailure("timeout", "%s; %s" % (exc, _describe_pods(exc.state)))
+            retrying = "".join("; the kubelet is retrying pod %s after: %s" % item
+                               for item in sorted(self.prepare_retries.items()))
+            raise SmokeFailure("timeout", "%s; %s%s" % (exc, _describe_pods(exc.state), retrying))
         if verdict == "failed":
             raise value
         self.timings["completed_after"] = round(self.clock() - self.started, 3)
@@ -201,15 +205,21 @@ class SmokeRun:
     def _record_prepare_failures(self, timeout):
         """Watch the namespace's events for the kubelet's FailedPrepareDynamicResources: when the
         driver refuses a claim (a bad opaque config, a feature gate that is off) the kubelet
-        only reports it there, and the pod would wait in ContainerCreating until the timeout."""
+        only reports it there, and the pod would wait in ContainerCreating until the timeout.
+        Errors the kubelet retries are kept for the timeout message, not taken as a verdict."""
         kwargs = {"namespace": self.namespace, "field_selector": "reason=FailedPrepareDynamicResources"}
         prefix = "smoke-%s-" % self.run_id
 
         def record(items):
             for event in items:
                 involved = event.get("involvedObject") or event.get("involved_object") or {}
-                if (involved.get("name") or "").startswith(prefix):
-                    self.prepare_failures.setdefault(involved["name"], event.get("message") or "")
+                name, message = involved.get("name") or "", event.get("message") or ""
+                if not name.startswith(prefix):
+                    continue
+                if smoke.prepare_failure_is_final(message):
+                    self.prepare_failures.setdefault(name, message)
+                else:
+                    self.prepare_retries[name] = message
             return None
 
         def run():

@@ -199,6 +199,8 @@ failure:
   description:
     - On failure, its kind (unschedulable, image_pull, prepare_failed, probe_failed, mismatch, extra_devices,
       not_shared, mps_not_connected, timeout, ...).
+    - C(prepare_failed) means the driver refused the claim. Errors the kubelet retries (it could not
+      read the claim yet, the driver is not registered yet) do not fail the run; a timeout names them.
   returned: failure
   type: str
 left_behind:

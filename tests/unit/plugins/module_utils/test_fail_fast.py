@@ -24,6 +24,12 @@ class FakeCore:
     def list_node(self, **kwargs):
         return {"items": NODES}
 
+    def list_namespaced_pod(self, namespace, **kwargs):
+        return {"items": []}
+
+    def list_namespaced_event(self, namespace, **kwargs):
+        return {"items": []}
+
 
 class FakeKube:
     def __init__(self):
@@ -102,3 +108,66 @@ def test_a_prepare_failure_still_reports_when_the_claim_was_allocated():
     verdict, failure = run._pod_verdict(pods)
     assert verdict == "failed" and failure.kind == "prepare_failed"
     assert run.timings == {"allocated_after": 2.5}
+
+
+# Messages as the kubelet (pkg/kubelet/cm/dra/manager.go, v1.35) and NVIDIA's driver word them.
+AUTHORIZER_RACE = ('Failed to prepare dynamic resources: prepare dynamic resources: fetch ResourceClaim smoke-1: '
+                   'resourceclaims.resource.k8s.io "smoke-1" is forbidden: User "system:node:w1" cannot get resource '
+                   '"resourceclaims" in API group "resource.k8s.io" in the namespace "smoke": no relationship found '
+                   "between node 'w1' and this object")
+DRIVER_REFUSAL = ("Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for "
+                  "ResourceClaim smoke-1: error preparing devices for claim smoke/smoke-1:0f: prepare devices failed: "
+                  "strict decoding error: unknown field \"sharing.bogus\"")
+LOCK_TIMEOUT = ("Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for "
+                "ResourceClaim smoke-1: error acquiring prep/unprep lock: timeout")
+NOT_REGISTERED = ("Failed to prepare dynamic resources: prepare dynamic resources: DRA driver gpu.nvidia.com "
+                  "is not registered")
+
+
+@pytest.mark.parametrize("message, final", [(DRIVER_REFUSAL, True), (AUTHORIZER_RACE, False),
+                                            (LOCK_TIMEOUT, False), (NOT_REGISTERED, False), ("", False)])
+def test_only_the_driver_refusing_a_claim_is_a_verdict(message, final):
+    from ansible_collections.dra.gpu.plugins.module_utils import smoke
+    assert smoke.prepare_failure_is_final(message) is final
+
+
+class FakeEventsKube(FakeKube):
+    def __init__(self, events):
+        super().__init__()
+        self.events = events
+
+    def list_all(self, fn, **kwargs):
+        return self.events, "1"
+
+
+def test_the_kubelet_retrying_a_prepare_is_not_a_failure_but_is_named_on_timeout(monkeypatch):
+    """CI (stop 23) failed a node upgrade's smoke test on the kubelet's first try, which the node
+    authorizer refused because its graph had not yet linked the pod to its claim; the kubelet's
+    retry succeeds. Such an event is kept for the timeout message; the driver's refusal fails."""
+    monkeypatch.setattr(watch, "kube_watcher", lambda *a, **k: lambda version, seconds: iter(()))
+    run = SmokeRun(FakeKube(), smoke_params(pods=1))
+    pod = "smoke-%s-0" % run.run_id
+    events = [{"metadata": {"name": "e1"}, "involvedObject": {"name": pod}, "message": AUTHORIZER_RACE},
+              {"metadata": {"name": "e2"}, "involvedObject": {"name": "someone-else-0"}, "message": DRIVER_REFUSAL}]
+    run.kube = FakeEventsKube(events)
+    run._record_prepare_failures(0.05).join()
+    assert run.prepare_failures == {} and run.prepare_retries == {pod: AUTHORIZER_RACE}
+    pending = [{"metadata": {"name": pod}, "spec": {"nodeName": "node-a"}, "status": {"phase": "Pending"}}]
+    assert run._pod_verdict(pending) is None
+
+    events.append({"metadata": {"name": "e3"}, "involvedObject": {"name": pod}, "message": DRIVER_REFUSAL})
+    run._record_prepare_failures(0.05).join()
+    verdict, failure = run._pod_verdict(pending)
+    assert verdict == "failed" and failure.kind == "prepare_failed" and "strict decoding" in str(failure)
+
+
+def test_a_timeout_names_what_the_kubelet_is_retrying(monkeypatch):
+    def never(*args, **kwargs):
+        raise watch.WaitTimeout("timed out after 1s waiting for the smoke-test pods to complete", state=[])
+    run = SmokeRun(FakeKube(), smoke_params(timeout=1))
+    run.prepare_retries["smoke-x-0"] = NOT_REGISTERED
+    monkeypatch.setattr(run, "_wait_for", never)
+    with pytest.raises(SmokeFailure) as err:
+        run._wait_for_pods()
+    assert err.value.kind == "timeout"
+    assert "the kubelet is retrying pod smoke-x-0 after: %s" % NOT_REGISTERED in str(err.value)
