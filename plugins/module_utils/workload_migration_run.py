@@ -26,6 +26,14 @@ ROLLOUT_RECHECK = 2
 PLURALS = {"ResourceClaimTemplate": "resourceclaimtemplates", "ResourceClaim": "resourceclaims"}
 
 
+# How often a replace is made again on the live object after a conflict with the controller.
+CONFLICT_RETRIES = 5
+
+
+class Conflict(Exception):
+    """The API server had a newer resourceVersion of the workload (409)."""
+
+
 class MigrationFailed(Exception):
     """The change was applied and did not work; ``details`` say what was put back."""
 
@@ -76,8 +84,23 @@ class Migration:
             return self._calls()[1](self.name, self.namespace, body, **kwargs)
         except ApiException as exc:
             if exc.status == 409:
-                raise wm.MigrationRefused("%s changed while it was being migrated; run again" % self.label)
+                raise Conflict()
             raise wm.MigrationRefused("the API server refused the new %s: %s" % (self.label, api_error_message(exc)))
+
+    def _replace(self, obj, change, dry_run=False):
+        """Write ``change(obj)``. The workload's controller keeps writing its status and revision
+        annotation, so a replace can meet a newer resourceVersion (CI saw a rollback refused so,
+        with both cores busy): then ``change`` is made again on the live object, as long as its
+        spec is the one the change was planned on (same generation)."""
+        for _attempt in range(CONFLICT_RETRIES):
+            try:
+                return self._write(change(obj), dry_run)
+            except Conflict:
+                live = self.read()
+                if live["metadata"].get("generation") != obj["metadata"].get("generation"):
+                    break
+                obj = live
+        raise wm.MigrationRefused("%s changed while it was being migrated; run again" % self.label)
 
     # ----- the claim object --------------------------------------------------------------
 
@@ -213,16 +236,19 @@ class Migration:
         if check_mode:
             result["message"] = "%s would move to %s %s" % (self.label, claim["kind"], claim["metadata"]["name"])
             return result
+
+        def change(live):
+            return wm.migrated(live, plan, device_class, now)
         # Everything is validated by the API server before anything is written.
         if existing is None:
             self._create_claim(claim, dry_run=True)
-        self._write(new, dry_run=True)
+        self._replace(obj, change, dry_run=True)
         if existing is not None:
             # Left by an earlier attempt that was rolled back: made again from this plan.
             self._delete_claim(claim["kind"], claim["metadata"]["name"])
         self._create_claim(claim)
         try:
-            self._write(new)
+            self._replace(obj, change)
         except wm.MigrationRefused:
             self._delete_claim(claim["kind"], claim["metadata"]["name"])
             raise
@@ -240,8 +266,7 @@ class Migration:
         return result
 
     def _roll_back(self, claim):
-        obj, _kept = wm.reverted(self.read())
-        self._write(obj)
+        self._replace(self.read(), lambda live: wm.reverted(live)[0])
         state, message, _pods = self._wait_rollout(claim["metadata"]["name"], False, self.p["timeout"])
         self._delete_claim(claim["kind"], claim["metadata"]["name"])
         return {"rolled_back": True, "rollback": {"state": state, "message": message}}
@@ -259,8 +284,8 @@ class Migration:
         if check_mode:
             result["message"] = "%s would go back to its template before the migration" % self.label
             return result
-        self._write(new, dry_run=True)
-        self._write(new)
+        self._replace(obj, lambda live: wm.reverted(live)[0], dry_run=True)
+        self._replace(obj, lambda live: wm.reverted(live)[0])
         state, message, _pods = self._wait_rollout(kept.get("claim_name"), False, self.p["timeout"])
         if state != "done":
             raise MigrationFailed("%s was given its old template back, but its rollout did not finish: %s; the "
