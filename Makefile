@@ -19,6 +19,7 @@ TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=$(TEST_LAB_PORT_BASE
 # the gpu_operator role has put the DRA kubelet plugin on it, as on a real cluster.
 DEMO_LAB := LAB_DRIVER_MODE=$${LAB_DRIVER_MODE:-plugin}
 DEMO_CHARTS := $(CURDIR)/.lab/charts
+DEMO_REPORT := $(CURDIR)/.lab/report
 # The node lab (real kubeadm nodes in systemd-nspawn machines): its own state directory and
 # bridge (dgl<N>, 10.231.<N>.0/24) per use, so the tests' never meets a user's.
 TEST_NODE_LAB_NET ?= 1
@@ -73,7 +74,11 @@ demo: bootstrap ## Start a lab, run playbooks/site.yml, then playbooks/demo.yml 
 	@eval "$$($(DEMO_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
 	  $(VENV_BIN)/python tests/fixtures/charts/chart_repo.py build $(DEMO_CHARTS) >/dev/null && \
 	  DRA_GPU_LAB_CHARTS=$(DEMO_CHARTS) ansible-playbook -i playbooks/inventory/lab.yml playbooks/site.yml && \
-	  ansible-playbook -i playbooks/inventory/lab.yml playbooks/demo.yml
+	  ansible-playbook -i playbooks/inventory/lab.yml playbooks/demo.yml && \
+	  ansible-playbook -i playbooks/inventory/lab.yml playbooks/report.yml -e report_dir=$(DEMO_REPORT) \
+	    -e report_cluster_name=lab
+	@echo "demo: the GPU usage report (who holds which GPU, what is idle, what each DeviceClass can still get):"
+	@echo "  $(DEMO_REPORT)/gpu-usage.html  (the same as Markdown: $(DEMO_REPORT)/gpu-usage.md)"
 	@echo "demo: the lab keeps running with what site.yml installed; the demo's claims, pods and migrated Deployment are removed again."
 	@echo "  eval \"\$$(make -s lab-env)\"      # kubectl, helm and ansible-playbook now talk to the lab"
 	@echo "  kubectl get nodes,resourceslices,deviceclasses && kubectl get pods,resourceclaims -A"

@@ -10,6 +10,7 @@ step() {
   echo "=== $name: ok in $((SECONDS - t0))s"
 }
 total0=$SECONDS
+step "host packages (node lab tools, chromium)" tests/lab/host-packages.sh
 step "sanity (ansible-test)" make -s sanity
 step "lint (ansible-lint, production profile)" make -s lint
 step "units" make -s units

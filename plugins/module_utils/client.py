@@ -240,7 +240,8 @@ def all_pages(page):
 
 class RawReader:
     """The read calls of :class:`Kube` that the inventory needs (``slices``, ``claims``,
-    ``node_names``), with the same results, read through :func:`list_raw`."""
+    ``node_names``), with the same results, read through :func:`list_raw`; and the lists the
+    usage report reads (``nodes``, ``pods``, ``device_classes``)."""
 
     RESOURCE_PATH = "/apis/%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION)
 
@@ -258,8 +259,16 @@ class RawReader:
         return self.list_resource("resourceclaims")[0]
 
     def node_names(self, label_selector):
-        items, _version = list_raw(self.api, "/api/v1/nodes", self.page_size, labelSelector=label_selector)
-        return sorted(n["metadata"]["name"] for n in items)
+        return sorted(n["metadata"]["name"] for n in self.nodes(label_selector))
+
+    def nodes(self, label_selector=None):
+        return list_raw(self.api, "/api/v1/nodes", self.page_size, labelSelector=label_selector)[0]
+
+    def pods(self):
+        return list_raw(self.api, "/api/v1/pods", self.page_size)[0]
+
+    def device_classes(self):
+        return self.list_resource("deviceclasses")[0]
 
 
 def exit_with_reading(module, read, input_errors=()):

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The node lab's host tools and build dependencies, from Debian's packages: installed when
-# missing (needs root). libseccomp-dev: runc is linked statically against it.
+# The node lab's host tools and build dependencies, and the browser the report test opens the
+# GPU usage page in, from Debian's packages: installed when missing (needs root).
+# libseccomp-dev: runc is linked statically against it.
 set -euo pipefail
 declare -A package_of=([systemd-nspawn]=systemd-container [debootstrap]=debootstrap [ssh]=openssh-client
-                       [nsenter]=util-linux [dpkg-scanpackages]=dpkg-dev [gpg]=gnupg)
+                       [nsenter]=util-linux [dpkg-scanpackages]=dpkg-dev [gpg]=gnupg [chromium]=chromium)
 missing=()
 [ -e /usr/lib/x86_64-linux-gnu/libseccomp.a ] || missing+=(libseccomp-dev)
 for tool in "${!package_of[@]}"; do

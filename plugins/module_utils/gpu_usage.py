@@ -1,0 +1,366 @@
+# -*- coding: utf-8 -*-
+# Copyright: dra.gpu contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Who holds which GPU, which allocations sit idle, and what is still free. Pure functions.
+
+Input: lists as the API returns them (ResourceSlices, ResourceClaims, Pods, Nodes,
+DeviceClasses), so the answer needs only get/list on those. Output: the usage dict that
+``usage_report`` renders (its shape is documented in the module ``gpu_usage_info``).
+
+A device is *in use* when its claim is reserved for at least one running pod that is not
+being deleted, *idle* when it is allocated but no such pod uses it (a pod stuck Pending or
+Terminating, a finished pod the claim controller has not yet released, a claim reserved for
+nobody), and *free* when no claim holds it and the counters it draws on are not used up.
+One shared claim is one device held by several pods: devices are counted once.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+
+from ansible_collections.dra.gpu.plugins.module_utils import cel, inventory
+from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
+
+DEFAULT_DRIVER = "gpu.nvidia.com"
+GPU_NODE_LABEL = "nvidia.com/gpu.present"
+# The scheduler writes a claim's allocation and reservations; its status write is the best
+# trace of when an allocation happened when the alpha allocationTimestamp is not set.
+SCHEDULER_MANAGER = "kube-scheduler"
+
+
+# --- time --------------------------------------------------------------------------------
+
+def parse_time(text):
+    """An RFC 3339 timestamp as the API writes it ("2026-12-05T15:40:00Z") -> aware datetime."""
+    if not text:
+        return None
+    try:
+        return datetime.datetime.strptime(text.replace("Z", "+0000")[:19] + "+0000", "%Y-%m-%dT%H:%M:%S%z")
+    except ValueError:
+        return None
+
+
+def format_time(moment):
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _age(since, now):
+    return None if since is None else max(0, int((now - since).total_seconds()))
+
+
+# --- pods --------------------------------------------------------------------------------
+
+def owner_of(pod):
+    """The workload a person manages for ``pod``, from the pod alone (no get on ReplicaSets or
+    Jobs needed): a ReplicaSet named <deployment>-<pod-template-hash> is its Deployment's."""
+    meta = pod.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if not ref.get("controller"):
+            continue
+        kind, name = ref.get("kind"), ref.get("name") or ""
+        template_hash = (meta.get("labels") or {}).get("pod-template-hash")
+        if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
+            return {"kind": "Deployment", "name": name[:-len(template_hash) - 1]}
+        return {"kind": kind, "name": name}
+    return None
+
+
+def _waiting_reason(pod):
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        reason = ((status.get("state") or {}).get("waiting") or {}).get("reason")
+        if reason:
+            return reason
+    return None
+
+
+def pod_entry(pod):
+    meta, status = pod["metadata"], pod.get("status") or {}
+    return {"namespace": meta.get("namespace"), "name": meta.get("name"), "phase": status.get("phase") or "Pending",
+            "terminating": bool(meta.get("deletionTimestamp")), "owner": owner_of(pod),
+            "node": (pod.get("spec") or {}).get("nodeName"), "waiting": _waiting_reason(pod)}
+
+
+def runs(pod):
+    """A pod that uses its devices now: Running and not being deleted."""
+    return pod["phase"] == "Running" and not pod["terminating"]
+
+
+def why_not_running(pod):
+    name = "%s/%s" % (pod["namespace"], pod["name"])
+    if pod["terminating"]:
+        return "pod %s is Terminating" % name
+    if pod["phase"] in ("Succeeded", "Failed"):
+        return "pod %s has %s and the claim is not yet released" % (name, pod["phase"])
+    return "pod %s is %s%s" % (name, pod["phase"], " (%s)" % pod["waiting"] if pod["waiting"] else "")
+
+
+def _scheduled_at(pod):
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
+            return parse_time(condition.get("lastTransitionTime"))
+    return None
+
+
+# --- claims ------------------------------------------------------------------------------
+
+def _results(claim, driver):
+    results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+    return [r for r in results if r.get("driver") == driver]
+
+
+def generated_for_pod(claim):
+    """True for a claim the controller made from a template for one pod (it owns it)."""
+    return any(ref.get("kind") == "Pod" and ref.get("controller")
+               for ref in (claim.get("metadata") or {}).get("ownerReferences") or [])
+
+
+def _scheduler_status_write(claim):
+    times = [parse_time(entry.get("time")) for entry in (claim.get("metadata") or {}).get("managedFields") or []
+             if entry.get("manager") == SCHEDULER_MANAGER and entry.get("subresource") == "status"]
+    times = [t for t in times if t]
+    return min(times) if times else None
+
+
+def allocated_since(claim, reserved_pods):
+    """When the claim was allocated, and how that was found (the API does not always say)."""
+    stamp = parse_time(((claim.get("status") or {}).get("allocation") or {}).get("allocationTimestamp"))
+    if stamp:
+        return stamp, "allocationTimestamp"
+    scheduled = [t for t in (_scheduled_at(p) for p in reserved_pods) if t]
+    if scheduled:
+        return min(scheduled), "pod scheduled"
+    written = _scheduler_status_write(claim)
+    if written:
+        return written, "scheduler's status write"
+    return parse_time(claim["metadata"].get("creationTimestamp")), "claim created"
+
+
+def claim_entry(claim, driver, pods_by_key, now):
+    """An allocated claim: its devices, the pods it is reserved for, in use or idle and why."""
+    meta = claim["metadata"]
+    namespace = meta.get("namespace")
+    reserved, missing = [], []
+    for ref in (claim.get("status") or {}).get("reservedFor") or []:
+        if ref.get("resource", "pods") != "pods":
+            continue
+        pod = pods_by_key.get((namespace, ref.get("name")))
+        if pod is None or (ref.get("uid") and pod["metadata"].get("uid") != ref.get("uid")):
+            missing.append(ref.get("name"))
+        else:
+            reserved.append(pod)
+    pods = [pod_entry(p) for p in reserved]
+    since, source = allocated_since(claim, reserved)
+    state, reason = "in_use", None
+    if not any(runs(p) for p in pods):
+        state = "idle"
+        reasons = [why_not_running(p) for p in pods] + ["pod %s/%s is gone" % (namespace, n) for n in missing]
+        reason = "; ".join(reasons) if reasons else "allocated, but reserved for no pod"
+    return {"namespace": namespace, "name": meta.get("name"), "shared": not generated_for_pod(claim),
+            "state": state, "devices": [], "pods": pods,
+            "since": format_time(since) if since else None, "age_seconds": _age(since, now),
+            "since_source": source if since else None, "idle_reason": reason}
+
+
+# --- devices and free capacity -------------------------------------------------------------
+
+def _device_type(device):
+    value = inventory.plain_attribute((device.get("attributes") or {}).get("type") or {})
+    return value if value in ("gpu", "mig") else "other"
+
+
+def _memory(device):
+    value = ((device.get("capacity") or {}).get("memory") or {}).get("value")
+    try:
+        return (human_bytes(to_bytes(value)), to_bytes(value)) if value else (None, None)
+    except QuantityError:
+        return value, None
+
+
+class Counters:
+    """Shared counters of partitionable devices: a free device only counts as free when what it
+    consumes is still left in its pool's counter sets (a MIG partition of a GPU in use is not)."""
+
+    def __init__(self, entries):
+        self.left = {}
+        for item, _device, _node in entries:
+            spec = item["spec"]
+            for counter_set in spec.get("sharedCounters") or []:
+                for name, counter in (counter_set.get("counters") or {}).items():
+                    key = (spec.get("driver"), spec["pool"]["name"], counter_set.get("name"), name)
+                    self.left.setdefault(key, _number(counter.get("value")))
+
+    def _uses(self, item, device):
+        spec = item["spec"]
+        for consumption in device.get("consumesCounters") or []:
+            for name, counter in (consumption.get("counters") or {}).items():
+                yield ((spec.get("driver"), spec["pool"]["name"], consumption.get("counterSet"), name),
+                       _number(counter.get("value")))
+
+    def take(self, item, device):
+        for key, amount in self._uses(item, device):
+            if key in self.left:
+                self.left[key] -= amount
+
+    def fits(self, item, device):
+        return all(self.left.get(key, amount) >= amount for key, amount in self._uses(item, device))
+
+
+def _number(value):
+    try:
+        return to_bytes(value) if value is not None else 0
+    except QuantityError:
+        return 0
+
+
+def _compile(device_class):
+    expressions = [((s or {}).get("cel") or {}).get("expression") for s in
+                   (device_class.get("spec") or {}).get("selectors") or []]
+    return cel.Selectors([e for e in expressions if e])
+
+
+def free_by_class(device_classes, free_entries, driver):
+    """For each DeviceClass: how many of the driver's devices it selects, how many of those are
+    free, per node; ``previewable`` False (with the reason) when the selectors cannot be
+    evaluated here, rather than a guess."""
+    answers = []
+    for device_class in sorted(device_classes, key=lambda c: c["metadata"]["name"]):
+        name = device_class["metadata"]["name"]
+        try:
+            selectors = _compile(device_class)
+            total, free, by_node = 0, 0, {}
+            for item, device, node, is_free in free_entries:
+                matched, _error = selectors.match(driver, device)
+                if not matched:
+                    continue
+                total += 1
+                if is_free:
+                    free += 1
+                    by_node[node] = by_node.get(node, 0) + 1
+            answers.append({"class": name, "previewable": True, "reason": None, "total": total, "free": free,
+                            "by_node": by_node})
+        except cel.Unsupported as exc:
+            answers.append({"class": name, "previewable": False, "reason": str(exc), "total": None, "free": None,
+                            "by_node": None})
+    return answers
+
+
+# --- the whole answer ----------------------------------------------------------------------
+
+def _ready(node):
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or [])
+
+
+def _device_row(item, device, claim):
+    memory, memory_bytes = _memory(device)
+    attrs = device.get("attributes") or {}
+    model = (inventory.plain_attribute(attrs.get("productName") or {}) or
+             inventory.plain_attribute(attrs.get("model") or {}))
+    row = {"name": device.get("name"), "driver": item["spec"].get("driver"), "pool": item["spec"]["pool"]["name"],
+           "type": _device_type(device), "model": model, "memory": memory, "memory_bytes": memory_bytes,
+           "state": "free", "claim": None, "pods": [], "since": None, "age_seconds": None, "idle_reason": None}
+    if claim is not None:
+        row.update(state=claim["state"], pods=claim["pods"], since=claim["since"], age_seconds=claim["age_seconds"],
+                   idle_reason=claim["idle_reason"],
+                   claim={"namespace": claim["namespace"], "name": claim["name"], "shared": claim["shared"]})
+    return row
+
+
+def _by_namespace(claims):
+    totals = {}
+    for claim in claims:
+        entry = totals.setdefault(claim["namespace"], {"namespace": claim["namespace"], "claims": 0, "devices": 0,
+                                                       "pods": 0, "idle_claims": 0, "idle_devices": 0})
+        entry["claims"] += 1
+        entry["devices"] += len(claim["devices"])
+        entry["pods"] += len(claim["pods"])
+        if claim["state"] == "idle":
+            entry["idle_claims"] += 1
+            entry["idle_devices"] += len(claim["devices"])
+    return [totals[name] for name in sorted(totals)]
+
+
+def _by_node_model(nodes):
+    rows = {}
+    for node in nodes:
+        for device in node["devices"]:
+            key = (node["name"], device["model"] or device["type"])
+            row = rows.setdefault(key, {"node": key[0], "model": key[1], "devices": 0, "allocated": 0, "free": 0})
+            row["devices"] += 1
+            row["free" if device["state"] == "free" else "allocated"] += 1
+    return [rows[key] for key in sorted(rows)]
+
+
+def _summary(nodes, claims):
+    devices = [d for n in nodes for d in n["devices"]]
+    count = dict((state, sum(1 for d in devices if d["state"] == state)) for state in ("in_use", "idle", "free"))
+    with_devices = sum(1 for n in nodes if n["devices"])
+    line = "%d devices on %d node%s: %d in use, %d idle (allocated, no running pod), %d free" % (
+        len(devices), with_devices, "" if with_devices == 1 else "s", count["in_use"], count["idle"], count["free"])
+    return {"devices": len(devices), "allocated": count["in_use"] + count["idle"], "in_use": count["in_use"],
+            "idle": count["idle"], "free": count["free"], "claims": len(claims),
+            "idle_claims": sum(1 for c in claims if c["state"] == "idle"),
+            "pods": len(set((p["namespace"], p["name"]) for c in claims for p in c["pods"])), "line": line}
+
+
+def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, now=None):
+    """The usage dict: nodes with their devices, allocated claims, idle ones, totals per
+    namespace and per node and model, free devices per DeviceClass, and notes."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    entries, problems = inventory.selected_devices(slices, driver)
+    pods_by_key = dict(((p["metadata"].get("namespace"), p["metadata"].get("name")), p) for p in pods)
+    claim_of_device, allocated_claims, notes = {}, [], []
+    for claim in sorted(claims, key=lambda c: (c["metadata"].get("namespace"), c["metadata"].get("name"))):
+        results = _results(claim, driver)
+        if not results:
+            continue
+        entry = claim_entry(claim, driver, pods_by_key, now)
+        allocated_claims.append(entry)
+        for result in results:
+            claim_of_device[(result.get("pool"), result.get("device"))] = entry
+
+    counters = Counters(entries)
+    for item, device, _node in entries:
+        if (item["spec"]["pool"]["name"], device.get("name")) in claim_of_device:
+            counters.take(item, device)
+
+    node_rows, classified = {}, []
+    for item, device, node in entries:
+        key = (item["spec"]["pool"]["name"], device.get("name"))
+        claim = claim_of_device.get(key)
+        if claim is not None:
+            claim["devices"].append("%s/%s" % (node or key[0], device.get("name")))
+        node_name = node or "(%s)" % key[0]
+        node_rows.setdefault(node_name, []).append(_device_row(item, device, claim))
+        classified.append((item, device, node_name, claim is None and counters.fits(item, device)))
+    for claim in allocated_claims:
+        if not claim["devices"]:
+            notes.append("claim %s/%s holds devices of %s that no published ResourceSlice lists (a driver that "
+                         "stopped publishing, or a pool being replaced)" % (claim["namespace"], claim["name"], driver))
+
+    ready = dict((n["metadata"]["name"], _ready(n)) for n in nodes)
+    gpu_nodes = [n["metadata"]["name"] for n in nodes
+                 if ((n["metadata"].get("labels") or {}).get(GPU_NODE_LABEL) == "true")]
+    node_list = []
+    for name in sorted(set(node_rows) | set(gpu_nodes)):
+        devices = node_rows.get(name, [])
+        totals = {"devices": len(devices)}
+        for state in ("in_use", "idle", "free"):
+            totals[state] = sum(1 for d in devices if d["state"] == state)
+        node_list.append({"name": name, "ready": ready.get(name), "totals": totals, "devices": devices})
+        if not devices:
+            notes.append("node %s is labelled %s=true but publishes no %s devices" % (name, GPU_NODE_LABEL, driver))
+
+    if counters.left:
+        notes.append("these slices publish shared counters (partitions of one GPU): a device counts as free only "
+                     "while what it consumes is left, as the scheduler decides")
+    for problem in problems:
+        notes.append("pool %s of %s is left out, as the scheduler leaves it: %s"
+                     % (problem["pool"], problem["driver"], problem["reason"]))
+    idle = [c for c in allocated_claims if c["state"] == "idle"]
+    return {"generated_at": format_time(now), "driver": driver, "summary": _summary(node_list, allocated_claims),
+            "nodes": node_list, "claims": allocated_claims, "idle": idle,
+            "by_namespace": _by_namespace(allocated_claims), "by_node_model": _by_node_model(node_list),
+            "free_by_class": free_by_class(device_classes, classified, driver), "notes": notes}
