@@ -406,13 +406,27 @@ def _unsupported_reason(message):
     return None
 
 
+# What lets an expression read an attribute it does not name: iterating a map (macros, size,
+# the ``in`` operator) or indexing it with something other than a string literal.
+_READS_UNNAMED = re.compile(r"\.\s*(exists|exists_one|all|filter|map|size)\s*\(|\bsize\s*\(|\bin\b|\[\s*[^'\"\s]")
+
+
 class Selectors:
-    """Compiled selectors; ``match`` answers for one device: (matched, runtime_error)."""
+    """Compiled selectors; ``match`` answers for one device: (matched, runtime_error).
+
+    ``match_cached`` gives the same answer, evaluated once per device as the expressions see it:
+    a fleet's GPUs differ mostly in attributes no class names (uuid, pciBusID), and cel-python
+    takes milliseconds per evaluation (over 8,000 devices and two classes, 69 of a report's 73 s).
+    """
 
     def __init__(self, expressions):
         if not HAS_CELPY:
             raise Unsupported("the cel-python library is not installed (pip install cel-python)")
         self.expressions = list(expressions)
+        text = " ".join(self.expressions)
+        # None: every attribute may matter, so a device is its own key.
+        self._named_in = None if _READS_UNNAMED.search(text) else text
+        self._answers = {}
         self._env = celpy.Environment()
         self._programs = []
         for expression in self.expressions:
@@ -437,6 +451,21 @@ class Selectors:
             if not isinstance(result, (celtypes.BoolType, CELEvalError)):
                 return expression, result
         return None
+
+    def _key(self, driver, device):
+        """What of ``device`` the expressions can read: the driver and every attribute and
+        capacity whose short name appears in their text (all of them when they iterate)."""
+        def seen(entries):
+            return tuple(sorted((name, repr(value)) for name, value in (entries or {}).items()
+                                if self._named_in is None or split_name(name, driver)[1] in self._named_in))
+        return driver, seen(device.get("attributes")), seen(device.get("capacity"))
+
+    def match_cached(self, driver, device):
+        key = self._key(driver, device)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self.match(driver, device)
+        return answer
 
     def match(self, driver, device):
         activation = device_activation(driver, device)

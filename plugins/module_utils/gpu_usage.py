@@ -231,7 +231,7 @@ def free_by_class(device_classes, free_entries, driver):
             selectors = _compile(device_class)
             total, free, by_node = 0, 0, {}
             for item, device, node, is_free in free_entries:
-                matched, _error = selectors.match(driver, device)
+                matched, _error = selectors.match_cached(driver, device)
                 if not matched:
                     continue
                 total += 1

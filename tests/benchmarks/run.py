@@ -8,6 +8,8 @@
    -o json` plus `ansible localhost -m ping`. Wall time and peak memory (largest process) of
    each, the runs interleaved; ratios module / floor.
 3. lab: `lab up` (warm build cache) with the default topology and with 1,000 nodes.
+5. report: the GPU usage report's own work over 1,000 nodes x 8 GPUs (usage_report.py; no lab),
+   the class selectors evaluated per device and once per distinct device, side by side.
 4. sharing (topology sharing.yml: 2 x L4, 2 x H100): the gpu_sharing role creating three
    classes, beside `kubectl apply` of the same three DeviceClasses; the MIG layout
    (dra.gpu.mig_layout all-1g.10gb until the 14 MIG devices are published, then back); the
@@ -27,6 +29,9 @@ import sys
 import tempfile
 import time
 import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import usage_report  # noqa: E402 - tests/benchmarks/usage_report.py
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
@@ -310,15 +315,16 @@ def bench_sharing(runs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing"), action="append")
+    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report"), action="append")
     args = parser.parse_args()
-    chosen = args.only or ["wait", "inventory", "lab", "sharing"]
+    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report"]
     results = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs, "cores": os.cpu_count()}
     for name in chosen:
         print("benchmark %s ..." % name, file=sys.stderr, flush=True)
         results[name] = {"wait": bench_wait, "inventory": lambda r: bench_inventory(max(3, r // 3)),
                          "lab": lambda r: bench_lab(max(3, r // 3)),
-                         "sharing": lambda r: bench_sharing(max(3, r // 3))}[name](args.runs)
+                         "sharing": lambda r: bench_sharing(max(3, r // 3)),
+                         "report": lambda r: usage_report.run(max(3, r // 3))}[name](args.runs)
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as handle:
         json.dump(results, handle, indent=2)

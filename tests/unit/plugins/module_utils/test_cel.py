@@ -259,3 +259,37 @@ def test_allow_multiple_allocations_names_the_selector_among_several():
 def test_allow_multiple_allocations_is_no_non_bool_problem():
     assert cel.non_bool_problem([("selectors[0]", "device.allowMultipleAllocations")], "gpu.nvidia.com",
                                 []) is None
+
+
+def _fleet_device(index, product="NVIDIA A10", with_uuid=True):
+    attributes = {"type": {"string": "gpu"}, "productName": {"string": product},
+                  "pciBusID": {"string": "0000:%02x:00.0" % index}}
+    if with_uuid:
+        attributes["uuid"] = {"string": "GPU-%04d" % index}
+    return {"name": "gpu-%d" % index, "attributes": attributes, "capacity": {"memory": {"value": "23028Mi"}}}
+
+
+def test_cached_matches_evaluate_once_per_device_as_the_expressions_see_it():
+    selectors = cel.Selectors(["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A10'"])
+    fleet = [_fleet_device(i) for i in range(50)] + [_fleet_device(50, "NVIDIA L4")]
+    answers = [selectors.match_cached("gpu.nvidia.com", d) for d in fleet]
+    assert answers == [selectors.match("gpu.nvidia.com", d) for d in fleet]
+    assert [ok for ok, _error in answers].count(True) == 50
+    assert len(selectors._answers) == 2  # the uuid and pciBusID, which it does not name, are not in the key
+
+
+def test_an_attribute_an_expression_names_stays_in_the_key():
+    selectors = cel.Selectors(["device.attributes['gpu.nvidia.com'].uuid == 'GPU-0003'"])
+    answers = [selectors.match_cached("gpu.nvidia.com", _fleet_device(i))[0] for i in range(5)]
+    assert answers == [False, False, False, True, False]
+
+
+@pytest.mark.parametrize("expression", [
+    "'uuid' in device.attributes['gpu.nvidia.com']",
+    "device.attributes['gpu.nvidia.com'].size() == 4",
+])
+def test_expressions_that_read_unnamed_attributes_key_on_every_attribute(expression):
+    selectors = cel.Selectors([expression])
+    devices = [_fleet_device(0), _fleet_device(1, with_uuid=False), _fleet_device(2)]
+    cached = [selectors.match_cached("gpu.nvidia.com", d)[0] for d in devices]
+    assert cached == [selectors.match("gpu.nvidia.com", d)[0] for d in devices] == [True, False, True]
