@@ -20,11 +20,10 @@ __metaclass__ = type
 
 import datetime
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, inventory
+from ansible_collections.dra.gpu.plugins.module_utils import cel, gpu_workloads, inventory, nodes as node_facts
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
 DEFAULT_DRIVER = "gpu.nvidia.com"
-GPU_NODE_LABEL = "nvidia.com/gpu.present"
 # The scheduler writes a claim's allocation and reservations; its status write is the best
 # trace of when an allocation happened when the alpha allocationTimestamp is not set.
 SCHEDULER_MANAGER = "kube-scheduler"
@@ -37,7 +36,8 @@ def parse_time(text):
     if not text:
         return None
     try:
-        return datetime.datetime.strptime(text.replace("Z", "+0000")[:19] + "+0000", "%Y-%m-%dT%H:%M:%S%z")
+        # The API writes UTC with a Z, to the second (microseconds in managedFields are dropped).
+        return datetime.datetime.strptime(text[:19] + "+0000", "%Y-%m-%dT%H:%M:%S%z")
     except ValueError:
         return None
 
@@ -55,16 +55,14 @@ def _age(since, now):
 def owner_of(pod):
     """The workload a person manages for ``pod``, from the pod alone (no get on ReplicaSets or
     Jobs needed): a ReplicaSet named <deployment>-<pod-template-hash> is its Deployment's."""
-    meta = pod.get("metadata") or {}
-    for ref in meta.get("ownerReferences") or []:
-        if not ref.get("controller"):
-            continue
-        kind, name = ref.get("kind"), ref.get("name") or ""
-        template_hash = (meta.get("labels") or {}).get("pod-template-hash")
-        if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
-            return {"kind": "Deployment", "name": name[:-len(template_hash) - 1]}
-        return {"kind": kind, "name": name}
-    return None
+    owner = gpu_workloads.controller_of(pod)
+    if owner is None:
+        return None
+    kind, name = owner[0], owner[1] or ""
+    template_hash = ((pod.get("metadata") or {}).get("labels") or {}).get("pod-template-hash")
+    if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
+        return {"kind": "Deployment", "name": name[:-len(template_hash) - 1]}
+    return {"kind": kind, "name": name}
 
 
 def _waiting_reason(pod):
@@ -137,7 +135,7 @@ def allocated_since(claim, reserved_pods):
     return parse_time(claim["metadata"].get("creationTimestamp")), "claim created"
 
 
-def claim_entry(claim, driver, pods_by_key, now):
+def claim_entry(claim, pods_by_key, now):
     """An allocated claim: its devices, the pods it is reserved for, in use or idle and why."""
     meta = claim["metadata"]
     namespace = meta.get("namespace")
@@ -172,10 +170,8 @@ def _device_type(device):
 
 def _memory(device):
     value = ((device.get("capacity") or {}).get("memory") or {}).get("value")
-    try:
-        return (human_bytes(to_bytes(value)), to_bytes(value)) if value else (None, None)
-    except QuantityError:
-        return value, None
+    size = inventory.memory_bytes(value)
+    return (human_bytes(size) if size else value), (size or None)
 
 
 class Counters:
@@ -248,18 +244,10 @@ def free_by_class(device_classes, free_entries, driver):
 
 # --- the whole answer ----------------------------------------------------------------------
 
-def _ready(node):
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (node.get("status") or {}).get("conditions") or [])
-
-
 def _device_row(item, device, claim):
     memory, memory_bytes = _memory(device)
-    attrs = device.get("attributes") or {}
-    model = (inventory.plain_attribute(attrs.get("productName") or {}) or
-             inventory.plain_attribute(attrs.get("model") or {}))
     row = {"name": device.get("name"), "driver": item["spec"].get("driver"), "pool": item["spec"]["pool"]["name"],
-           "type": _device_type(device), "model": model, "memory": memory, "memory_bytes": memory_bytes,
+           "type": _device_type(device), "model": inventory.raw_model(device), "memory": memory, "memory_bytes": memory_bytes,
            "state": "free", "claim": None, "pods": [], "since": None, "age_seconds": None, "idle_reason": None}
     if claim is not None:
         row.update(state=claim["state"], pods=claim["pods"], since=claim["since"], age_seconds=claim["age_seconds"],
@@ -286,7 +274,7 @@ def _by_node_model(nodes):
     rows = {}
     for node in nodes:
         for device in node["devices"]:
-            key = (node["name"], device["model"] or device["type"])
+            key = (node["name"], device["model"])
             row = rows.setdefault(key, {"node": key[0], "model": key[1], "devices": 0, "allocated": 0, "free": 0})
             row["devices"] += 1
             row["free" if device["state"] == "free" else "allocated"] += 1
@@ -305,6 +293,22 @@ def _summary(nodes, claims):
             "pods": len(set((p["namespace"], p["name"]) for c in claims for p in c["pods"])), "line": line}
 
 
+def _node_list(node_rows, nodes):
+    """Every node with devices and every GPU-labelled node (NFD's or GFD's label) without any,
+    by name, with its totals; and the names of the latter."""
+    facts = dict((summary["name"], summary) for summary in (node_facts.summary(n) for n in nodes))
+    gpu_nodes = set(name for name, summary in facts.items() if summary["gpu"])
+    listed = []
+    for name in sorted(set(node_rows) | gpu_nodes):
+        devices = node_rows.get(name, [])
+        totals = {"devices": len(devices)}
+        for state in ("in_use", "idle", "free"):
+            totals[state] = sum(1 for d in devices if d["state"] == state)
+        listed.append({"name": name, "ready": (facts.get(name) or {}).get("ready"), "totals": totals,
+                       "devices": devices})
+    return listed, [n["name"] for n in listed if not n["devices"]]
+
+
 def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, now=None):
     """The usage dict: nodes with their devices, allocated claims, idle ones, totals per
     namespace and per node and model, free devices per DeviceClass, and notes."""
@@ -316,7 +320,7 @@ def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, no
         results = _results(claim, driver)
         if not results:
             continue
-        entry = claim_entry(claim, driver, pods_by_key, now)
+        entry = claim_entry(claim, pods_by_key, now)
         allocated_claims.append(entry)
         for result in results:
             claim_of_device[(result.get("pool"), result.get("device"))] = entry
@@ -340,19 +344,9 @@ def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, no
             notes.append("claim %s/%s holds devices of %s that no published ResourceSlice lists (a driver that "
                          "stopped publishing, or a pool being replaced)" % (claim["namespace"], claim["name"], driver))
 
-    ready = dict((n["metadata"]["name"], _ready(n)) for n in nodes)
-    gpu_nodes = [n["metadata"]["name"] for n in nodes
-                 if ((n["metadata"].get("labels") or {}).get(GPU_NODE_LABEL) == "true")]
-    node_list = []
-    for name in sorted(set(node_rows) | set(gpu_nodes)):
-        devices = node_rows.get(name, [])
-        totals = {"devices": len(devices)}
-        for state in ("in_use", "idle", "free"):
-            totals[state] = sum(1 for d in devices if d["state"] == state)
-        node_list.append({"name": name, "ready": ready.get(name), "totals": totals, "devices": devices})
-        if not devices:
-            notes.append("node %s is labelled %s=true but publishes no %s devices" % (name, GPU_NODE_LABEL, driver))
-
+    node_list, empty_gpu_nodes = _node_list(node_rows, nodes)
+    notes.extend("node %s is labelled as a GPU node but publishes no %s devices" % (name, driver)
+                 for name in empty_gpu_nodes)
     if counters.left:
         notes.append("these slices publish shared counters (partitions of one GPU): a device counts as free only "
                      "while what it consumes is left, as the scheduler decides")

@@ -117,7 +117,8 @@ def nodes_with_devices(slices, driver=DEFAULT_DRIVER):
     return found
 
 
-def _owner(obj):
+def controller_of(obj):
+    """(kind, name) of the object's controlling owner, or None."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller"):
             return ref.get("kind"), ref.get("name")
@@ -135,7 +136,7 @@ def top_owner(pod, objects):
     kind, name = "Pod", pod["metadata"]["name"]
     current = pod
     for _hop in range(3):
-        owner = _owner(current)
+        owner = controller_of(current)
         if owner is None:
             break
         parent = objects.get(_key(namespace, owner[0], owner[1]))
@@ -192,7 +193,7 @@ def report(listed, nodes, slices, claims, driver=DEFAULT_DRIVER, namespaces=None
             meta = obj["metadata"]
             if namespaces and meta["namespace"] not in namespaces:
                 continue
-            if kind in ("ReplicaSet", "Job", "Pod") and _owner(obj) is not None:
+            if kind in ("ReplicaSet", "Job", "Pod") and controller_of(obj) is not None:
                 continue
             spec = pod_spec(kind, obj)
             way = asks_for(spec)

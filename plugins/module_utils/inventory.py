@@ -164,7 +164,7 @@ def device_model(device):
 _MEMORY_BYTES = {}
 
 
-def _memory_bytes(value):
+def memory_bytes(value):
     """Whole bytes of a capacity value ("23034Mi"); 0 when absent or not a quantity.
     Kept per value: a fleet has few distinct ones."""
     if value is None:
@@ -188,7 +188,7 @@ def _summary(rows):
     total, by_node, by_driver, by_model = _bucket(), {}, {}, {}
     for node, driver, model, allocated, memory in rows:
         state = "allocated" if allocated else "free"
-        size = _memory_bytes(memory)
+        size = memory_bytes(memory)
         for bucket in (total, by_node.get(node) or by_node.setdefault(node, _bucket()),
                        by_driver.get(driver) or by_driver.setdefault(driver, _bucket()),
                        by_model.get(model) or by_model.setdefault(model, _bucket())):
@@ -210,6 +210,13 @@ def _plain_or_none(value):
     return plain_attribute(value) if value else None
 
 
+def raw_model(device):
+    """:func:`device_model` of a device as published (attributes not yet flattened)."""
+    attrs = device.get("attributes") or {}
+    return (_plain_or_none(attrs.get("productName")) or _plain_or_none(attrs.get("model"))
+            or _plain_or_none(attrs.get("type")) or "unknown")
+
+
 def summarize_raw(entries, claims=None):
     """:func:`summarize` of the devices :func:`selected_devices` returned, without flattening them:
     the same counts, keys and order for a fraction of the work."""
@@ -219,9 +226,7 @@ def summarize_raw(entries, claims=None):
         for item, device, node in entries:
             spec = item["spec"]
             driver = spec.get("driver")
-            attrs = device.get("attributes") or {}
-            model = (_plain_or_none(attrs.get("productName")) or _plain_or_none(attrs.get("model"))
-                     or _plain_or_none(attrs.get("type")) or "unknown")
+            model = raw_model(device)
             memory = ((device.get("capacity") or {}).get("memory") or {}).get("value")
             node_key = node or ("(all_nodes)" if spec.get("allNodes") else "(node_selector)")
             yield node_key, driver, model, (driver, spec["pool"]["name"], device.get("name")) in taken, memory

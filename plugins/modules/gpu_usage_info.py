@@ -88,8 +88,9 @@ summary:
     line: "16 devices on 2 nodes: 3 in use, 2 idle (allocated, no running pod), 11 free"
 nodes:
   description:
-    - Every node with devices of O(driver), and every node labelled C(nvidia.com/gpu.present=true) (with no devices,
-      a note says so), by name. Each has C(name), C(ready), C(totals) and C(devices).
+    - Every node with devices of O(driver), and every node labelled as a GPU node (C(nvidia.com/gpu.present=true)
+      or NFD's C(feature.node.kubernetes.io/pci-10de.present=true)) without any (a note says so), by name.
+      Each has C(name), C(ready), C(totals) and C(devices).
     - Each device has C(name), C(driver), C(pool), C(type) (gpu, mig or other), C(model), C(memory),
       C(memory_bytes), C(state) (free, in_use or idle), C(claim) (namespace, name, shared), C(pods), C(since),
       C(age_seconds) and C(idle_reason).

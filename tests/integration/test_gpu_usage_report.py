@@ -236,7 +236,7 @@ def test_the_cluster_role_alone_is_enough_for_the_report(api, namespace, plugin_
         rbac.delete_cluster_role(role["metadata"]["name"])
 
 
-def test_the_report_is_read_only_in_check_mode_too(tmp_path):
+def test_check_mode_writes_no_report_file(tmp_path):
     rc, report, stderr = run_playbook(REPORT, extra_args=["--check", "-e", "report_dir=%s" % tmp_path])
     assert rc == 0, stderr
     assert not (tmp_path / "gpu-usage.html").exists()

@@ -30,8 +30,8 @@ def slice_of(node, devices, shared_counters=None):
     return {"metadata": {"name": "00000-%s-%s" % (DRIVER, node)}, "spec": spec}
 
 
-def node(name, gpu_label=True):
-    labels = {"nvidia.com/gpu.present": "true"} if gpu_label else {}
+def node(name, gpu_label=True, label="nvidia.com/gpu.present"):
+    labels = {label: "true"} if gpu_label else {}
     return {"metadata": {"name": name, "labels": labels},
             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
 
@@ -174,8 +174,9 @@ def test_a_partition_of_a_gpu_in_use_is_not_free():
 
 
 def test_nodes_are_every_node_with_devices_and_every_gpu_node_without():
-    result = run([], [], nodes=[node("node-a"), node("node-b"), node("node-c"), node("cpu-1", gpu_label=False)])
-    assert [n["name"] for n in result["nodes"]] == ["node-a", "node-b", "node-c"]
+    result = run([], [], nodes=[node("node-a"), node("node-b"), node("node-c"), node("cpu-1", gpu_label=False),
+                                node("node-d", label="feature.node.kubernetes.io/pci-10de.present")])
+    assert [n["name"] for n in result["nodes"]] == ["node-a", "node-b", "node-c", "node-d"]
     assert result["nodes"][2]["devices"] == [] and result["nodes"][2]["ready"] is True
     assert any("node-c" in note for note in result["notes"])
     assert result["summary"]["line"] == "6 devices on 2 nodes: 0 in use, 0 idle (allocated, no running pod), 6 free"

@@ -195,6 +195,6 @@ def test_natural_order_and_its_cache():
 
 
 def test_memory_bytes_is_kept_per_value():
-    assert inventory._memory_bytes("23034Mi") == 23034 * 2 ** 20
-    assert inventory._memory_bytes(None) == 0 and inventory._memory_bytes("lots") == 0
+    assert inventory.memory_bytes("23034Mi") == 23034 * 2 ** 20
+    assert inventory.memory_bytes(None) == 0 and inventory.memory_bytes("lots") == 0
     assert inventory._MEMORY_BYTES["lots"] == 0
