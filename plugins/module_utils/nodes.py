@@ -22,6 +22,7 @@ def summary(node):
     return {
         "name": meta.get("name"),
         "labels": labels,
+        "annotations": meta.get("annotations") or {},
         "control_plane": CONTROL_PLANE_LABEL in labels,
         "kubelet": info.get("kubeletVersion"),
         "runtime": info.get("containerRuntimeVersion"),

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils import versions
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, versions
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 # Container runtimes and the first version that injects devices through CDI by default.
@@ -39,7 +39,7 @@ def _runtime(text):
         return name or None, None
 
 
-def check_server(server_version, nodes, min_version, available):
+def check_server(server_version, nodes, min_version, available, identity=None):
     current, minimum = versions.parse(server_version), versions.parse(min_version)
     if versions.minor_of(current) >= versions.minor_of(minimum):
         return _check("server_version", PASS, "the API server runs %s (at least %s)" % (
@@ -47,10 +47,12 @@ def check_server(server_version, nodes, min_version, available):
     plan = versions.plan(server_version, nodes, min_version, available, dra_min=min_version)
     path = [h["version"] for h in plan["hops"]]
     steps = " -> ".join([versions.text(current)] + path)
+    tool = "dra.gpu.cluster_upgrade does this: playbooks/upgrade.yml -e cluster_upgrade_target=%s" % min_version
+    if identity and cluster_identity.upgrade_refusal(identity):
+        tool = "with %s" % cluster_identity.DISTRIBUTIONS[identity["distribution"]]["upgrade_with"]
     return _check("server_version", FAIL, "the API server runs %s; DRA needs %s or later" % (
         versions.text(current), min_version),
-        "upgrade one minor at a time: %s (dra.gpu.cluster_upgrade does this: playbooks/upgrade.yml "
-        "-e cluster_upgrade_target=%s)" % (steps, min_version)), plan["hops"]
+        "upgrade one minor at a time: %s (%s)" % (steps, tool)), plan["hops"]
 
 
 def check_api(serves_v1):
@@ -138,11 +140,26 @@ def check_device_plugin(gpu_nodes, daemonsets):
                   "device plugin on the others, never both on one node", serving)
 
 
-def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", node_facts=None, available=None):
-    """Every check, the blockers among them and the upgrade path when the server is too old."""
+def check_distribution(identity):
+    """What the distribution means for this collection: a caution wherever a role does not apply
+    as on kubeadm (the upgrade, the driver and toolkit of managed node images, k3s/RKE2 containerd)."""
+    info = cluster_identity.DISTRIBUTIONS[identity["distribution"]]
+    seen = "%s (%s)" % (info["title"], "; ".join(identity["evidence"]))
+    if identity["distribution"] == cluster_identity.KUBEADM:
+        return _check("distribution", PASS, "%s: every role of dra.gpu applies" % seen)
+    skip = "skip dra.gpu.cluster_upgrade: upgrade with %s" % info["upgrade_with"]
+    return _check("distribution", WARN, "%s%s" % (seen, ", a managed control plane" if identity["managed"] else ""),
+                  "%s; GPU Operator: %s" % (skip, info["operator"]))
+
+
+def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", node_facts=None, available=None,
+           identity=None):
+    """Every check, the blockers among them and the upgrade path when the server is too old.
+    ``identity``: cluster_identity.identify's verdict (read here from the nodes when not given)."""
     gpu_nodes = [n for n in nodes if n.get("gpu")]
-    server, path = check_server(server_version, nodes, min_version, available)
-    checks = [server, check_api(serves_v1), check_gpu_nodes(gpu_nodes)]
+    identity = identity or cluster_identity.identify(server_version, nodes)
+    server, path = check_server(server_version, nodes, min_version, available, identity)
+    checks = [server, check_api(serves_v1), check_distribution(identity), check_gpu_nodes(gpu_nodes)]
     if gpu_nodes:
         checks += [check_kubelets(gpu_nodes, min_version), check_runtimes(gpu_nodes),
                    check_cgroups(gpu_nodes, node_facts or {}), check_device_plugin(gpu_nodes, daemonsets)]
@@ -154,4 +171,5 @@ def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", nod
         "cautions": [c for c in checks if c["status"] == WARN],
         "gpu_nodes": sorted(n["name"] for n in gpu_nodes),
         "upgrade_path": path,
+        "cluster": identity,
     }

@@ -14,6 +14,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity
+
 _VERSION = r"^v?(\d+)\.(\d+)(?:\.(\d+))?"
 _VERSION_RE = re.compile(_VERSION)
 # What a person writes: the whole text is the version ("1.3x" is refused, not read as 1.3).
@@ -96,24 +98,6 @@ def _issue(code, message, fix):
     return {"code": code, "message": message, "fix": fix}
 
 
-def managed_provider(server_version, nodes):
-    """'EKS', 'GKE' or 'AKS' when a cloud provider manages the control plane, else None."""
-    version = str(server_version)
-    if "-eks-" in version:
-        return "EKS"
-    if "-gke." in version:
-        return "GKE"
-    for node in nodes:
-        labels = node.get("labels") or {}
-        if "eks.amazonaws.com/nodegroup" in labels:
-            return "EKS"
-        if "cloud.google.com/gke-nodepool" in labels:
-            return "GKE"
-        if "kubernetes.azure.com/cluster" in labels:
-            return "AKS"
-    return None
-
-
 def _full(version):
     return version[:2] + (version[2] or 0,)
 
@@ -170,19 +154,17 @@ def unknown_nodes(hosts, nodes):
 
 
 def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
-         kubeadm_config_api=None, require_offered=False, inventory_nodes=None):
+         kubeadm_config_api=None, require_offered=False, inventory_nodes=None, identity=None):
     """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
     name, kubelet, runtime, control_plane (bool), labels and provider_id. ``inventory_nodes``
-    maps the inventory hosts to upgrade to their node names (each must be a node)."""
+    maps the inventory hosts to upgrade to their node names (each must be a node). ``identity``
+    is cluster_identity.identify's verdict; anything but kubeadm is refused (read from the
+    nodes' marks when not given)."""
     node_facts = node_facts or {}
     current = parse(server_version)
     wanted = resolve_target(target, available)
     blockers, warnings = unknown_nodes(inventory_nodes, nodes), []
-    provider = managed_provider(server_version, nodes)
-    if provider:
-        blockers.append(_issue("managed_control_plane", "the control plane is managed by %s" % provider,
-                               "upgrade through %s's own API or console, one minor at a time; kubeadm steps do not "
-                               "apply there" % provider))
+    refusal = cluster_identity.upgrade_refusal(identity or cluster_identity.identify(server_version, nodes))
     if minor_of(wanted) < minor_of(current) or (minor_of(wanted) == minor_of(current) and wanted[2] is not None
                                                 and current[2] is not None and wanted < current):
         blockers.append(_issue("downgrade", "target %s is older than the cluster's %s" % (text(wanted), text(current)),
@@ -230,6 +212,13 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
         blockers.append(_issue("kubeadm_v1beta3", "the kubeadm configuration uses v1beta3, removed in 1.37",
                                "run `kubeadm config migrate` to v1beta4 before the 1.37 hop"))
     order = sorted(nodes, key=lambda n: (not n.get("control_plane"), n["name"]))
+    up_to_date = not path and not any(b["code"] == "downgrade" for b in blockers) \
+        and not any(_full(parse(n.get("kubelet") or "0.0")) < _full(current) for n in nodes)
+    # Another distribution's cluster already at the target is fine (site.yml goes on); one
+    # with work left must be upgraded with that distribution's own tool.
+    refusal = None if up_to_date else refusal
+    if refusal:
+        blockers.insert(0, refusal)
     return {
         "next_pass": next_pass(current, path, order),
         "current": text(current),
@@ -239,6 +228,6 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
                         "kubelet": n.get("kubelet")} for n in order],
         "blockers": blockers,
         "cautions": warnings,
-        "up_to_date": not path and not any(b["code"] == "downgrade" for b in blockers)
-        and not any(_full(parse(n.get("kubelet") or "0.0")) < _full(current) for n in nodes),
+        "cluster_refusal": refusal,
+        "up_to_date": up_to_date,
     }

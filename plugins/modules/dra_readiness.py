@@ -21,6 +21,10 @@ description:
     Discovery's C(nvidia.com/gpu.present) label); their kubelets are at O(min_version) or later; their container
     runtime injects CDI devices (containerd 2.0+, containerd 1.7 with CDI enabled, CRI-O 1.27+); cgroup v2 on GPU
     nodes (from O(node_facts)); whether NVIDIA's device plugin still hands out GPUs."
+  - "Also tells which distribution runs the cluster (check C(distribution)): kubeadm (C(kube-system/kubeadm-config)),
+    k3s or RKE2 (their version suffixes, node annotations, instance-type label and provider IDs), or a managed control
+    plane on EKS, GKE or AKS (version suffixes, node-pool labels). Anything but kubeadm is a warning saying which parts
+    of this collection do not apply there and what to use instead."
   - Read-only. Never fails on a failing check; the caller decides (the preflight role stops on blockers).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -87,6 +91,13 @@ gpu_nodes:
   returned: always
   type: list
   elements: str
+cluster:
+  description:
+    - Which distribution runs the cluster (C(distribution) V(kubeadm), V(k3s), V(rke2), V(eks), V(gke), V(aks) or
+      V(unknown)), with C(title), C(managed), C(cloud) (from the nodes' provider IDs), C(evidence) and C(also_seen).
+  returned: always
+  type: dict
+  sample: {distribution: kubeadm, title: kubeadm, managed: false, cloud: null, evidence: [kube-system/kubeadm-config exists]}
 upgrade_path:
   description: When the API server is too old, the hops to O(min_version), one minor each.
   returned: always
@@ -97,7 +108,7 @@ upgrade_path:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, readiness, versions
+from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, readiness, versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
@@ -117,8 +128,11 @@ def main():
     def read(kube):
         sets, _version = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)
         daemonsets = [{"namespace": d["metadata"]["namespace"], "name": d["metadata"]["name"]} for d in sets]
-        return readiness.assess(kube.server_version(), kube.serves_resource_v1(), kube_nodes.list_summaries(kube),
-                                daemonsets, params["min_version"], params["node_facts"], params["available_versions"])
+        server, nodes = kube.server_version(), kube_nodes.list_summaries(kube)
+        kubeadm = bool(kube.kube_system_config("kubeadm-config", "ClusterConfiguration"))
+        return readiness.assess(server, kube.serves_resource_v1(), nodes, daemonsets, params["min_version"],
+                                params["node_facts"], params["available_versions"],
+                                cluster_identity.identify(server, nodes, kubeadm_config=kubeadm))
 
     client.exit_with_reading(module, read, versions.VersionError)
 

@@ -264,12 +264,20 @@ charts_checked:
   returned: success
   type: list
   elements: dict
+cluster:
+  description:
+    - Which distribution runs the cluster, read from the nodes (C(distribution), C(title), C(managed), C(cloud),
+      C(evidence)). On V(k3s) and V(rke2) the operator's values carry C(toolkit.env) with that distribution's
+      containerd socket (and, on k3s, its config and drop-in paths) unless O(values) sets C(toolkit.env) itself.
+  returned: with state present
+  type: dict
 notes:
   description:
     - What to expect from NVIDIA's operator with this plan, for a person - a newer patch than the collection knows,
       what the image list cannot know (the driver's OS suffix), the GPUCluster layout's limits, a DRA chart upgraded
-      under its old name, and, during a partial migration, that the validator's plugin-validation fails on the DRA
-      nodes and the ClusterPolicy reports notReady.
+      under its old name, during a partial migration, that the validator's plugin-validation fails on the DRA
+      nodes and the ClusterPolicy reports notReady, and what the distribution (k3s, RKE2, EKS, GKE, AKS) means for
+      the operator.
   returned: with state present
   type: list
   elements: str
@@ -315,7 +323,8 @@ allocated_claims:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_handover, helm_charts, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, gpu_handover, helm_charts, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 
 DRA_DRIVER = "gpu.nvidia.com"
@@ -420,8 +429,13 @@ def main():
                                      params["dra_enabled"])
         if problems:
             raise gov.PlanError("refused before installing anything: " + "; ".join(problems))
+        # k3s and RKE2 run containerd elsewhere than the operator's defaults look.
+        cluster = cluster_identity.identify(server_version, [kube_nodes.summary(n) for n in all_nodes])
+        values = cluster_identity.operator_values(
+            cluster, gov.resolve_layout(params["version"], params["dra_enabled"], params["dra_mode"]),
+            params["toolkit_enabled"], params["values"])
         result = gov.plan(params["version"], params["dra_mode"], params["dra_enabled"], params["driver_enabled"],
-                          params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], params["values"],
+                          params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], values,
                           params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
                           sharing=params["dra_sharing"],
                           installed_dra_driver=installed_dra_driver(kube, params["dra_driver_namespace"],
@@ -436,12 +450,15 @@ def main():
         if refusal and not params["evict_device_plugin_pods"]:
             module.fail_json(msg=refusal, device_plugin_holders=holders)
         checked, crds = check_charts(module, params, result)
+        note = cluster_identity.operator_note(cluster)
+        if note:
+            result["notes"].append(note)
     except (gov.PlanError, helm_charts.ChartError) as exc:
         module.fail_json(msg=str(exc))
     except client.ApiException as exc:
         module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
     module.exit_json(changed=False, server_version=server_version, gpu_nodes=gpu_nodes, charts_checked=checked,
-                     device_plugin_holders=holders, dra_driver_crds=crds,
+                     device_plugin_holders=holders, dra_driver_crds=crds, cluster=cluster,
                      node_patches=gov.node_patches(nodes, result["dra_nodes"], result["layout"] != "gpucluster"),
                      **result)
 

@@ -20,9 +20,11 @@ description:
     control planes first.
   - Returns C(blockers) (each with a C(fix)) and C(cautions) (warnings, under a name Ansible does not reserve) for
     kubelets more than three minors behind or newer than the API server, cgroup v1 nodes for a target of 1.35 or
-    later, containerd 1.x for 1.36 or later, kubeadm v1beta3 configuration for 1.37 or later, a managed control plane (EKS, GKE, AKS), a downgrade, and a target
-    below the DRA minimum, a hop version the package repository does not offer, and an inventory host that is not a
-    node; ipvs kube-proxy is a warning.
+    later, containerd 1.x for 1.36 or later, kubeadm v1beta3 configuration for 1.37 or later, a cluster that kubeadm does not run (k3s, RKE2, a managed
+    control plane on EKS, GKE or AKS, or no C(kube-system/kubeadm-config)), a downgrade, a target below the DRA
+    minimum, a hop version the package repository does not offer, and an inventory host that is not a node; ipvs
+    kube-proxy is a warning.
+  - The non-kubeadm refusal names the tool that upgrades that distribution.
   - Read-only.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -116,6 +118,20 @@ next_pass:
   returned: always
   type: dict
   sample: {version: 1.35.4, control_plane_upgrade: true, nodes: [cp-1, gpu-1]}
+cluster:
+  description:
+    - Which distribution runs the cluster (C(distribution) V(kubeadm), V(k3s), V(rke2), V(eks), V(gke), V(aks) or
+      V(unknown)), with C(title), C(managed), C(cloud) (from the nodes' provider IDs), C(evidence) and C(also_seen).
+  returned: always
+  type: dict
+  sample: {distribution: k3s, title: k3s, managed: false, cloud: null, evidence: ["node w1: kubelet v1.35.4+k3s1"]}
+cluster_refusal:
+  description:
+    - The blocker among RV(blockers) that says kubeadm does not run this cluster (C(code) V(not_kubeadm) or
+      V(managed_control_plane)), naming the tool that upgrades it; null on kubeadm, and on any cluster already at
+      the target (there is nothing to upgrade, so playbooks/site.yml goes on).
+  returned: always
+  type: dict
 up_to_date:
   description: True when the API server and every kubelet are already at the target.
   returned: always
@@ -124,7 +140,7 @@ up_to_date:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, versions
+from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
@@ -149,9 +165,13 @@ def main():
         proxy = kube.kube_system_config("kube-proxy", "config.conf")
         kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
         api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None
-        return versions.plan(kube.server_version(), kube_nodes.list_summaries(kube), params["target"],
-                             params["available_versions"], params["dra_min_version"], params["node_facts"],
-                             proxy.get("mode"), api, params["require_offered"], params["inventory_nodes"])
+        server, nodes = kube.server_version(), kube_nodes.list_summaries(kube)
+        identity = cluster_identity.identify(server, nodes, kubeadm_config=bool(kubeadm))
+        result = versions.plan(server, nodes, params["target"], params["available_versions"],
+                               params["dra_min_version"], params["node_facts"], proxy.get("mode"), api,
+                               params["require_offered"], params["inventory_nodes"], identity)
+        result["cluster"] = identity
+        return result
 
     client.exit_with_reading(module, read, versions.VersionError)
 

@@ -418,6 +418,19 @@ class Simulator:
             kept = [{k: v for k, v in t.items() if v is not None} for t in kept]
             self.core.patch_node(name, {"spec": {"taints": kept or None}})
 
+    def ensure_kubeadm_config(self):
+        """kube-system/kubeadm-config as `kubeadm init` writes it: the lab stands in for a
+        kubeadm cluster, and dra.gpu tells kubeadm from k3s, RKE2 and managed clusters by it."""
+        text = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v%s\n" % (
+            self.kubelet_version.lstrip("v"))
+        body = {"metadata": {"name": "kubeadm-config", "namespace": "kube-system"},
+                "data": {"ClusterConfiguration": text}}
+        try:
+            self.core.create_namespaced_config_map("kube-system", body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
     def register_nodes(self):
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(self.register_node, self.nodes.values()))
@@ -838,6 +851,7 @@ class Simulator:
 
     def run(self):
         """Serve until stopped; returns the exit status (1: a slice was rejected at start)."""
+        self.ensure_kubeadm_config()
         self.register_nodes()
         rejected = self.check_slices()
         if rejected:

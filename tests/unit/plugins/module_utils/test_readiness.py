@@ -2,7 +2,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils import node_wait, nodes, readiness
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, node_wait, nodes, readiness
 
 AVAILABLE = ["1.33.7", "1.34.4", "1.35.3", "1.35.4"]
 
@@ -19,10 +19,11 @@ def api_node(name, kubelet="v1.35.4", runtime="containerd://2.1.4", gpu=True, re
                        "allocatable": allocatable or {}}}
 
 
-def assess(node_list, server="v1.35.4", serves_v1=True, daemonsets=(), facts=None):
+def assess(node_list, server="v1.35.4", serves_v1=True, daemonsets=(), facts=None, kubeadm=True):
     summaries = [nodes.summary(n) for n in node_list]
     cgroups = facts if facts is not None else dict((s["name"], {"cgroup_fs": "cgroup2fs"}) for s in summaries)
-    return readiness.assess(server, serves_v1, summaries, list(daemonsets), "1.35", cgroups, AVAILABLE)
+    identity = cluster_identity.identify(server, summaries, kubeadm_config=kubeadm)
+    return readiness.assess(server, serves_v1, summaries, list(daemonsets), "1.35", cgroups, AVAILABLE, identity)
 
 
 def status(result, name):
@@ -33,7 +34,7 @@ def test_a_ready_cluster_passes_every_check():
     result = assess([api_node("gpu-1"), api_node("cp", gpu=False, control_plane=True)])
     assert result["ready"] and result["blockers"] == [] and result["cautions"] == []
     assert result["gpu_nodes"] == ["gpu-1"]
-    assert [c["status"] for c in result["checks"]] == ["pass"] * 7
+    assert [c["status"] for c in result["checks"]] == ["pass"] * 8
 
 
 def test_an_old_server_fails_with_the_path_one_minor_at_a_time():
@@ -55,7 +56,7 @@ def test_missing_resource_api_is_a_blocker():
 def test_no_gpu_nodes_is_a_blocker_and_skips_the_node_checks():
     result = assess([api_node("cpu-1", gpu=False)])
     assert [c["name"] for c in result["blockers"]] == ["gpu_nodes"]
-    assert len(result["checks"]) == 3
+    assert len(result["checks"]) == 4  # server, API, distribution, GPU nodes
 
 
 def test_nfd_pci_label_counts_as_a_gpu_node():
@@ -97,3 +98,30 @@ def test_node_wait_version_matching_and_shortfall():
     assert node_wait.shortfall(old, "1.35.4") == "not Ready, kubelet v1.34.4, waiting for 1.35.4"
     assert node_wait.shortfall(None, "1.35.4") == "not registered"
     assert node_wait.shortfall(nodes.summary(api_node("a")), "1.35.4") is None
+
+
+def k3s_node(name, kubelet="v1.35.4+k3s1"):
+    node = api_node(name, kubelet=kubelet)
+    node["metadata"]["annotations"] = {"k3s.io/node-args": "[\"agent\"]"}
+    node["spec"]["providerID"] = "k3s://" + name
+    return node
+
+
+def test_a_k3s_cluster_is_a_caution_that_names_what_to_skip():
+    result = assess([k3s_node("w1")], server="v1.35.4+k3s1", kubeadm=False)
+    check = status(result, "distribution")
+    assert check["status"] == "warn" and check["message"].startswith("k3s (API server version v1.35.4+k3s1")
+    assert "skip dra.gpu.cluster_upgrade: upgrade with k3s's install script" in check["fix"]
+    assert "/run/k3s/containerd/containerd.sock" in check["fix"]
+    assert result["ready"] and result["cluster"]["distribution"] == "k3s"
+
+
+def test_a_too_old_k3s_cluster_is_told_to_upgrade_with_k3s_not_with_this_collection():
+    result = assess([k3s_node("w1", "v1.34.4+k3s1")], server="v1.34.4+k3s1", kubeadm=False)
+    fix = status(result, "server_version")["fix"]
+    assert "INSTALL_K3S_VERSION" in fix and "playbooks/upgrade.yml" not in fix
+
+
+def test_kubeadm_passes_the_distribution_check_with_its_evidence():
+    check = status(assess([api_node("gpu-1")]), "distribution")
+    assert check["status"] == "pass" and "kube-system/kubeadm-config exists" in check["message"]

@@ -164,3 +164,12 @@ def test_inventory_hosts_must_be_nodes():
     assert codes(result["blockers"]) == ["unknown_node"]
     assert "w9 (node name node-9)" in result["blockers"][0]["message"]
     assert "cluster_upgrade_node_name" in result["blockers"][0]["fix"]
+
+
+def test_another_distributions_cluster_is_refused_only_when_there_is_work():
+    k3s = [node("w1", "v1.35.4+k3s1")]
+    behind = versions.plan("v1.35.4+k3s1", k3s, "1.36", AVAILABLE)
+    assert behind["cluster_refusal"]["code"] == "not_kubeadm" and behind["blockers"][0] == behind["cluster_refusal"]
+    assert "INSTALL_K3S_VERSION" in behind["cluster_refusal"]["fix"]
+    at_target = versions.plan("v1.35.4+k3s1", k3s, "1.35", AVAILABLE)
+    assert at_target["up_to_date"] and at_target["cluster_refusal"] is None and at_target["blockers"] == []
