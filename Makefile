@@ -30,7 +30,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
 .PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts \
-        sanity lint units integration benchmarks clean
+        sanity lint units integration benchmarks collection docs clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -95,10 +95,18 @@ sanity: bootstrap ## ansible-test sanity on a copy under build/ansible_collectio
 lint: bootstrap ## ansible-lint (production profile)
 	@PATH=$(VENV_BIN):$$PATH ansible-lint
 
-units: bootstrap ## Unit tests: ansible-test units and the lab's own unit tests
+docs: bootstrap ## Docs site of the modules and roles from their own docs (antsibull-docs lint, sphinx -W): build/docs-site/html
+	@docs/site/build.sh
+
+units: bootstrap ## Unit tests: ansible-test units, the lab's own unit tests, the built tarball's contents, the EE build context
 	@if compgen -G "tests/unit/**/test_*.py" >/dev/null || compgen -G "tests/unit/plugins/*/test_*.py" >/dev/null; \
 	  then tests/ansible-test.sh units; else echo "units: no plugin unit tests yet"; fi
 	@$(VENV_BIN)/python -m pytest -q tests/lab/tests
+	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/collection
+	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/ee
+
+collection: bootstrap ## Build the tarball into build/dist and install it into build/installed-collections
+	@tests/collection/build-and-install.sh
 
 integration: bootstrap ## Integration tests against a fresh test lab (stopped afterwards)
 	@$(TEST_LAB) $(TEST_NODE_LAB) tests/integration/run.sh

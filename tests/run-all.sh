@@ -13,6 +13,7 @@ total0=$SECONDS
 step "host packages (node lab tools, chromium)" tests/lab/host-packages.sh
 step "sanity (ansible-test)" make -s sanity
 step "lint (ansible-lint, production profile)" make -s lint
+step "docs (antsibull-docs lint, sphinx -W, a page per module and role)" make -s docs
 step "units" make -s units
 step "integration (lab + pytest + molecule)" make -s integration
 echo "=== all tests passed in $((SECONDS - total0))s"

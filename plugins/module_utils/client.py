@@ -40,6 +40,9 @@ except ImportError as exc:
 
 RESOURCE_GROUP = "resource.k8s.io"
 RESOURCE_VERSION = "v1"
+# The plural of each resource.k8s.io kind, as the custom-object calls name it.
+PLURALS = {"DeviceClass": "deviceclasses", "ResourceClaim": "resourceclaims",
+           "ResourceClaimTemplate": "resourceclaimtemplates", "ResourceSlice": "resourceslices"}
 
 
 def auth_argument_spec():

@@ -14,9 +14,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import KUBELET_PLUGIN_SUFFIX as PLUGIN_SUFFIX
+
 GATES_ENV = "FEATURE_GATES"
 PLUGIN_CONTAINER = "gpus"
-PLUGIN_SUFFIX = "-kubelet-plugin"
 
 
 def parse(text):

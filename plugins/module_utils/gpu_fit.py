@@ -28,10 +28,10 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import inputs, inventory, slices
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, inventory, nvidia, slices
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, parse_quantity
 
-DEFAULT_DRIVER = "gpu.nvidia.com"
+DEFAULT_DRIVER = nvidia.DRA_DRIVER
 WORKLOAD_KEYS = ("name", "replicas", "memory", "model")
 # Below this a memory figure is a slip (``memory: 4`` is four bytes), not a workload's need.
 MIN_MEMORY = 2 ** 20

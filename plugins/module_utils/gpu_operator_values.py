@@ -27,10 +27,9 @@ import re
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils.chart_values import deep_merge, lookup, set_value, truthy
-from ansible_collections.dra.gpu.plugins.module_utils import inputs, versions
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, nvidia, versions
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import DEVICE_PLUGIN_NODE_LABEL, DRA_NODE_LABEL, OLD_DRA_CHART
 
-DRA_NODE_LABEL = "nvidia.com/dra-kubelet-plugin"
-DEVICE_PLUGIN_NODE_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 # Marks the device-plugin label as ours, so that removing it never touches someone else's.
 OWNER_ANNOTATION = "dra.gpu/device-plugin-disabled-by"
 OWNER = "dra.gpu.gpu_operator"
@@ -56,10 +55,8 @@ OPERATOR_VERSIONS = {
 }
 MODES = ("auto", "standalone", "gpucluster")
 # DRA driver chart tags: (major, minor) -> chart name (renamed at v0.4).
-DRA_DRIVER_MINORS = {(25, 3): "nvidia-dra-driver-gpu", (25, 8): "nvidia-dra-driver-gpu",
-                     (25, 12): "nvidia-dra-driver-gpu", (0, 4): "dra-driver-nvidia-gpu",
-                     (0, 5): "dra-driver-nvidia-gpu"}
-OLD_DRA_CHART = "nvidia-dra-driver-gpu"
+DRA_DRIVER_MINORS = {(25, 3): OLD_DRA_CHART, (25, 8): OLD_DRA_CHART, (25, 12): OLD_DRA_CHART,
+                     (0, 4): nvidia.DRA_CHART, (0, 5): nvidia.DRA_CHART}
 # The kubelet plugin NVIDIA's v26.7 operator deploys for a GPUCluster (read in its source).
 GPUCLUSTER_PLUGIN = {"pod_selector": "app=nvidia-dra-driver-kubelet-plugin",
                      "daemonset": "nvidia-dra-driver-kubelet-plugin"}
@@ -205,7 +202,7 @@ def dra_chart_upgrade(chart, version, installed):
     installs a chart's CRDs on first install only."""
     if not installed:
         return {"name_override": None, "apply_crds": False, "from": None}
-    old_names = installed["name"] == OLD_DRA_CHART + "-kubelet-plugin"
+    old_names = installed["name"] == nvidia.kubelet_plugin_daemonset(OLD_DRA_CHART)
     try:
         installed_version = parse_version(installed.get("version"))
     except PlanError:
@@ -394,14 +391,38 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
             "image_refs": images.unique_refs(pulled["images"]), "notes": notes}
 
 
+# The options naming where the releases go, as gpu_operator_plan and plan() both spell them.
+RELEASE_OPTIONS = ("namespace", "dra_driver_namespace", "release_name", "dra_driver_release_name")
+
+
+def plan_for(params, gpu_nodes, operator_extra_values, installed_dra_driver=None, gpu_node_labels=None):
+    """plan() for gpu_operator_plan's options (``params``), with what was read from the cluster:
+    the GPU nodes, the operator values over the distribution's (gpu_operator_reading), the live
+    DRA release's kubelet plugin and the GPU nodes' labels."""
+    return plan(params["version"], params["dra_mode"], params["dra_enabled"], params["driver_enabled"],
+                params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], operator_extra_values,
+                params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
+                sharing=params["dra_sharing"], installed_dra_driver=installed_dra_driver,
+                gpu_node_labels=gpu_node_labels, **{key: params[key] for key in RELEASE_OPTIONS})
+
+
+def removal(params, gpu_nodes, nodes):
+    """The plan for state absent: both releases, in the order they are uninstalled (the DRA
+    driver, then the operator), and removing the node labels this collection set; nothing else."""
+    releases = [{"name": params["dra_driver_release_name"], "namespace": params["dra_driver_namespace"]},
+                {"name": params["release_name"], "namespace": params["namespace"]}]
+    return {"layout": None, "releases": releases, "gpu_nodes": gpu_nodes, "dra_nodes": [], "device_plugin_nodes": [],
+            "plugin": None, "charts_checked": [], "node_patches": node_patches(nodes, [])}
+
+
 def plugin_location(releases, layout):
     """Where the DRA kubelet-plugin pods run: their namespace, pod selector and DaemonSet."""
     if layout == "standalone":
         dra = releases[1]
         # The chart names its objects and selector label after nameOverride, else itself.
         name = dra["values"].get("nameOverride") or dra["chart"]
-        return {"namespace": dra["namespace"], "pod_selector": "%s-component=kubelet-plugin" % name,
-                "daemonset": "%s-kubelet-plugin" % name}
+        return {"namespace": dra["namespace"], "pod_selector": nvidia.kubelet_plugin_pod_selector(name),
+                "daemonset": nvidia.kubelet_plugin_daemonset(name)}
     if layout == "gpucluster":
         return dict(GPUCLUSTER_PLUGIN, namespace=releases[0]["namespace"])
     return None

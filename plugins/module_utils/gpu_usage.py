@@ -20,10 +20,10 @@ __metaclass__ = type
 
 import datetime
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, gpu_workloads, inventory, nodes as node_facts
+from ansible_collections.dra.gpu.plugins.module_utils import cel, gpu_workloads, inventory, nvidia, nodes as node_facts
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
-DEFAULT_DRIVER = "gpu.nvidia.com"
+DEFAULT_DRIVER = nvidia.DRA_DRIVER
 # The scheduler writes a claim's allocation and reservations; its status write is the best
 # trace of when an allocation happened when the alpha allocationTimestamp is not set.
 SCHEDULER_MANAGER = "kube-scheduler"

@@ -13,10 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils import quantity
+from ansible_collections.dra.gpu.plugins.module_utils import nvidia, quantity
 
-DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
-DEFAULT_DRIVER = "gpu.nvidia.com"
+DEVICE_PLUGIN_RESOURCE = nvidia.DEVICE_PLUGIN_RESOURCE
+DEFAULT_DRIVER = nvidia.DRA_DRIVER
 
 # Kinds a person manages, in the order they are reported. A ReplicaSet or Job is reported
 # only without an owner (otherwise its Deployment or CronJob is), a Pod only without one.

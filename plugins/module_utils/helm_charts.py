@@ -94,3 +94,25 @@ def check(meta, ref, chart, version):
     if meta.get("name") != chart or found.lstrip("v") != str(version).lstrip("v"):
         raise ChartError("%s holds chart %s %s, but the plan needs %s %s" % (ref, meta.get("name"), found, chart, version))
     return found
+
+
+def check_planned(run, timeout_bin, helm, params, planned, operator_chart):
+    """Where each planned release's chart comes from (set on it as chart_ref and chart_repo_url)
+    and, with params check_charts, what Helm says of it: ([{chart, version, ref}], [CRD dicts]).
+
+    The chart's version is replaced by the one Helm reports, as the chart spells it, because Helm
+    compares a release's chart with "<name>-<version>". The DRA chart's CRDs are read only when
+    ``planned["dra_driver_upgrade"]["apply_crds"]``: Helm would not apply them on an upgrade."""
+    local = params["chart_source"] == "local"
+    checked, crds = [], []
+    for release in planned["releases"]:
+        ref, repo_url = location(params, release, operator_chart)
+        release["chart_ref"], release["chart_repo_url"] = ref, repo_url
+        if not params["check_charts"]:
+            continue
+        meta = show_chart(run, timeout_bin, params["helm_timeout"], helm, ref, repo_url, release["chart_version"], local)
+        release["chart_version"] = check(meta, ref, release["chart"], release["chart_version"])
+        checked.append({"chart": release["chart"], "version": release["chart_version"], "ref": ref})
+        if release["chart"] != operator_chart and planned["dra_driver_upgrade"]["apply_crds"]:
+            crds = show_crds(run, timeout_bin, params["helm_timeout"], helm, ref, repo_url, release["chart_version"], local)
+    return checked, crds

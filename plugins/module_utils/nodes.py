@@ -7,10 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils import nvidia
+
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 # Node Feature Discovery's PCI vendor label for NVIDIA, and GPU Feature Discovery's own.
-GPU_NODE_LABELS = ("feature.node.kubernetes.io/pci-10de.present", "nvidia.com/gpu.present")
-DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+GPU_NODE_LABELS = ("feature.node.kubernetes.io/pci-10de.present", nvidia.GPU_PRESENT_LABEL)
+DEVICE_PLUGIN_RESOURCE = nvidia.DEVICE_PLUGIN_RESOURCE
 
 
 def summary(node):
@@ -32,6 +34,13 @@ def summary(node):
         "gpu": any(labels.get(key) == "true" for key in GPU_NODE_LABELS),
         "device_plugin_gpus": str((status.get("allocatable") or {}).get(DEVICE_PLUGIN_RESOURCE) or "0"),
     }
+
+
+def labelled(items):
+    """Nodes as the API returns them -> [{name, labels, annotations}], what node label patches
+    are planned from (the annotations say which labels this collection set)."""
+    return [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels") or {},
+             "annotations": n["metadata"].get("annotations") or {}} for n in items]
 
 
 def list_summaries(kube):

@@ -17,9 +17,10 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dra.gpu.plugins.module_utils import nvidia
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
-DRIVER = "gpu.nvidia.com"
+DRIVER = nvidia.DRA_DRIVER
 API_VERSION = "resource.nvidia.com/v1beta1"
 GPU_CONFIG, MIG_CONFIG = "GpuConfig", "MigDeviceConfig"
 INTERVALS = ("Default", "Short", "Medium", "Long")

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel
+from ansible_collections.dra.gpu.plugins.module_utils import cel, nvidia, pod_status
 from ansible_collections.dra.gpu.plugins.module_utils import slices as slice_report
 from ansible_collections.dra.gpu.plugins.module_utils import watch
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
@@ -17,8 +17,8 @@ from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GRO
 # The kubelet plugin pods of NVIDIA's DRA driver chart (v0.4+, then v25.x), and of the
 # kubernetes-sigs example driver.
 DEFAULT_PLUGIN_POD_SELECTORS = (
-    "dra-driver-nvidia-gpu-component=kubelet-plugin",
-    "nvidia-dra-driver-gpu-component=kubelet-plugin",
+    nvidia.kubelet_plugin_pod_selector(nvidia.DRA_CHART),
+    nvidia.kubelet_plugin_pod_selector(nvidia.OLD_DRA_CHART),
     "dra-example-driver-component=kubelet-plugin",
 )
 
@@ -139,25 +139,5 @@ def _plugin_pods(kube, namespace, selectors):
     for selector in selectors:
         items, _version = kube.list_all(kube.core.list_namespaced_pod, namespace=namespace, label_selector=selector)
         for pod in items:
-            pods.append(_pod_state(pod))
+            pods.append(pod_status.state(pod))
     return pods
-
-
-def _pod_state(pod):
-    status = pod.get("status") or {}
-    problem = None
-    for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
-        state = cs.get("state") or {}
-        if state.get("waiting"):
-            problem = "%s: %s %s" % (cs.get("name"), state["waiting"].get("reason"),
-                                     state["waiting"].get("message") or "")
-            break
-        if state.get("terminated") and state["terminated"].get("exitCode"):
-            problem = "%s exited with %s (%s)" % (cs.get("name"), state["terminated"].get("exitCode"),
-                                                  state["terminated"].get("reason"))
-            break
-    if problem is None and status.get("phase") != "Running":
-        conditions = [c for c in status.get("conditions") or [] if c.get("status") != "True" and c.get("message")]
-        problem = "phase %s%s" % (status.get("phase"), (": " + conditions[0]["message"]) if conditions else "")
-    return {"name": pod["metadata"]["name"], "node": (pod.get("spec") or {}).get("nodeName"),
-            "phase": status.get("phase"), "problem": problem.strip() if problem else None}

@@ -11,12 +11,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from collections import namedtuple
 
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils.inventory import plain_attribute
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, parse_quantity
 
 RUN_LABEL = "dra.gpu/smoke-test-run"
+# The module's first name; kept on the objects it makes so that selectors people wrote go on matching.
 MANAGED_BY = {"app.kubernetes.io/managed-by": "dra.gpu.claim_smoke_test"}
 
 # What each probe prints, and how its output is matched against the allocation.
@@ -26,6 +28,77 @@ PROBES = {
     # dra-example-driver: GPU_DEVICE_0=gpu-0
     "example": {"pattern": r"^GPU_DEVICE_\d+=(\S+)\s*$", "attribute": None},
 }
+
+
+DEFAULT_COMMAND = ["sh", "-c", "{ nvidia-smi -L; env | grep '^CUDA_MPS_' || true; } | tee /dev/termination-log"]
+
+# The options of module claim_smoke_check (documented there).
+ARGUMENT_SPEC = dict(
+    namespace=dict(type="str", default="dra-gpu-smoke-test"),
+    device_class=dict(type="str", default="gpu.nvidia.com"),
+    count=dict(type="int", default=1),
+    selectors=dict(type="list", elements="str", default=[]),
+    first_available=dict(type="list", elements="dict"),
+    pods=dict(type="int", default=1),
+    image=dict(type="str", default="nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"),
+    command=dict(type="list", elements="str", default=DEFAULT_COMMAND),
+    probe=dict(type="str", choices=["nvidia", "example", "custom"], default="nvidia"),
+    probe_pattern=dict(type="str"),
+    probe_attribute=dict(type="str"),
+    verify=dict(type="str", choices=["allocation", "container"], default="container"),
+    driver=dict(type="str", default="gpu.nvidia.com"),
+    expect=dict(type="dict"),
+    node_selector=dict(type="dict"),
+    tolerations=dict(type="list", elements="dict"),
+    pod_security=dict(type="str", choices=["restricted", "baseline", "privileged", "none"], default="restricted"),
+    pod_annotations=dict(type="dict"),
+    timeout=dict(type="int", default=300),
+    keep=dict(type="bool", default=False),
+)
+
+# One smoke test's settings, read once from the module's options under names that say what
+# they hold; built by settings().
+Settings = namedtuple("Settings", [
+    "namespace",           # where the test objects go (created, and removed afterwards, when missing)
+    "device_class",        # the DeviceClass requested
+    "devices_per_claim",   # devices in the one exact request (option count)
+    "selectors",           # CEL selectors of that request
+    "first_available",     # a prioritized list of alternatives instead (option first_available), or []
+    "probe_pods",          # how many probe pods (more than one share one ResourceClaim; option pods)
+    "image",               # the probe's image
+    "command",             # the probe's command
+    "probe",               # how its output is read: nvidia, example or custom
+    "probe_pattern",       # with probe custom: the regular expression capturing one device identifier
+    "probe_attribute",     # with probe custom: the attribute those identifiers equal (device name if None)
+    "verify_container",    # True: check the probe's output too (verify=container); False: the allocation only
+    "driver",              # the DRA driver expected to provide the devices
+    "expect",              # checks on the allocated devices, or {}
+    "node_selector",       # node selector for the probe pods, or {}
+    "tolerations",         # tolerations for the probe pods, or None
+    "namespace_security",  # Pod Security level to label a namespace the run creates with, None for none
+    "probe_security",      # the Pod Security level the probe's securityContext satisfies
+    "pod_annotations",     # annotations for the probe pods, or None
+    "timeout",             # seconds for allocation, binding and the probe's completion
+    "keep_objects",        # leave the test objects in place (option keep)
+])
+
+
+def settings(params):
+    """Settings from the module's ``params``; an option missing from them takes its default."""
+    def option(name):
+        return params.get(name, ARGUMENT_SPEC[name].get("default"))
+
+    level = option("pod_security")
+    return Settings(
+        namespace=option("namespace"), device_class=option("device_class"), devices_per_claim=option("count"),
+        selectors=option("selectors") or [], first_available=option("first_available") or [],
+        probe_pods=option("pods"), image=option("image"), command=option("command"), probe=option("probe"),
+        probe_pattern=option("probe_pattern"), probe_attribute=option("probe_attribute"),
+        verify_container=option("verify") == "container", driver=option("driver"), expect=option("expect") or {},
+        node_selector=option("node_selector") or {}, tolerations=option("tolerations"),
+        namespace_security=None if level == "none" else level,
+        probe_security="privileged" if level == "none" else level,
+        pod_annotations=option("pod_annotations"), timeout=option("timeout"), keep_objects=bool(option("keep")))
 
 
 class SmokeFailure(Exception):
@@ -309,3 +382,159 @@ def check_mps(output, pod):
                            "work would not go through the MPS control daemon and its limits; print the variable in "
                            "the probe (the default command does) or check the driver's MPSSupport gate"
                            % (pod, MPS_PIPE_VARIABLE))
+
+
+# ----- the run's verdicts ------------------------------------------------------------------
+IMAGE_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
+START_ERRORS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff")
+# Scheduler messages that mean no device can satisfy the claim (rather than "not yet").
+UNSATISFIABLE = ("cannot allocate", "unsatisfiable", "does not exist", "insufficient")
+PREPARE_FAILED_REASON = "FailedPrepareDynamicResources"
+
+
+def namespace_manifest(name, security_level):
+    """A namespace for the test, labelled with its Pod Security level (None: unlabelled)."""
+    labels = dict(MANAGED_BY)
+    if security_level:
+        labels["pod-security.kubernetes.io/enforce"] = security_level
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def claim_object(name, run_id, spec, shared, api_version):
+    """(body, the pods' claim reference): one ResourceClaim every pod shares when ``shared``,
+    else a ResourceClaimTemplate that gives each pod its own claim."""
+    labels = dict(MANAGED_BY, **{RUN_LABEL: run_id})
+    if shared:
+        return ({"apiVersion": api_version, "kind": "ResourceClaim", "metadata": {"name": name, "labels": labels},
+                 "spec": spec}, {"resourceClaimName": name})
+    return ({"apiVersion": api_version, "kind": "ResourceClaimTemplate", "metadata": {"name": name, "labels": labels},
+             "spec": {"metadata": {"labels": labels}, "spec": spec}}, {"resourceClaimTemplateName": name})
+
+
+def pod_failure(pod, prepare_failures):
+    """Why ``pod`` will never complete its probe, as a SmokeFailure, or None while it still may.
+    ``prepare_failures``: pod name -> the driver's refusal to prepare its claim."""
+    status = pod.get("status") or {}
+    name = pod["metadata"]["name"]
+    if name in prepare_failures:
+        return SmokeFailure("prepare_failed", "the DRA driver refused to prepare the claim of pod %s, so its "
+                            "container cannot start: %s" % (name, prepare_failures[name]), event=prepare_failures[name])
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "Unschedulable":
+            message = condition.get("message") or ""
+            if any(marker in message for marker in UNSATISFIABLE):
+                return SmokeFailure("unschedulable", "no device can satisfy the claim of pod %s: %s"
+                                    % (name, message), scheduler_message=message)
+    for cs in status.get("containerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in IMAGE_ERRORS:
+            return SmokeFailure("image_pull", "pod %s cannot pull image %s: %s %s" % (
+                name, cs.get("image"), waiting["reason"], waiting.get("message") or ""))
+        if waiting.get("reason") in START_ERRORS:
+            return SmokeFailure("container_start", "pod %s cannot start its probe: %s %s" % (
+                name, waiting["reason"], waiting.get("message") or ""))
+    if status.get("phase") == "Failed":
+        return SmokeFailure("probe_failed", "the probe in pod %s failed: %s" % (
+            name, probe_output(pod).strip() or "(no output)"), output=probe_output(pod))
+    return None
+
+
+def pods_verdict(pods, expected, prepare_failures):
+    """None while waiting; ("done", pods) when all ``expected`` pods completed; ("failed", SmokeFailure)."""
+    for pod in pods:
+        failure = pod_failure(pod, prepare_failures)
+        if failure is not None:
+            return "failed", failure
+    if len(pods) == expected and all((p.get("status") or {}).get("phase") == "Succeeded" for p in pods):
+        return "done", pods
+    return None
+
+
+def describe_pods(pods):
+    """Where each pod stands, for a timeout message."""
+    if not pods:
+        return "no smoke-test pod exists"
+    parts = []
+    for pod in pods:
+        status = pod.get("status") or {}
+        detail = status.get("phase") or "Pending"
+        for condition in status.get("conditions") or []:
+            if condition.get("status") != "True" and condition.get("message"):
+                detail += " (%s)" % condition["message"]
+                break
+        parts.append("pod %s: %s" % (pod["metadata"]["name"], detail))
+    return "; ".join(parts)
+
+
+def with_every_reservation(claim, known):
+    """``claim`` with every pod it was reserved for during the run (``known``: the claim as last
+    recorded, or None): the controller releases a finished pod's reservation, so with several pods
+    on one claim the first can be gone before the last is reserved."""
+    status = claim.get("status") or {}
+    reserved = list(((known or {}).get("status") or {}).get("reservedFor") or [])
+    reserved += [r for r in status.get("reservedFor") or [] if r not in reserved]
+    return dict(claim, status=dict(status, reservedFor=reserved))
+
+
+def prepare_event(event, pod_prefix):
+    """(pod name, message, final) of a FailedPrepareDynamicResources event about a pod whose name
+    starts with ``pod_prefix``, else None. ``final``: the driver refused (see prepare_failure_is_final)."""
+    involved = event.get("involvedObject") or event.get("involved_object") or {}
+    name, message = involved.get("name") or "", event.get("message") or ""
+    if not name.startswith(pod_prefix):
+        return None
+    return name, message, prepare_failure_is_final(message)
+
+
+def claim_names(pod):
+    """Names of the ResourceClaims ``pod`` uses, generated (from its status) and named (in its spec)."""
+    names = [s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []]
+    names += [r.get("resourceClaimName") for r in pod["spec"].get("resourceClaims") or []]
+    return [name for name in names if name]
+
+
+def add_devices(devices, allocated):
+    """Append to ``devices`` those of ``allocated`` it does not hold yet (one pool and name each)."""
+    for device in allocated:
+        if (device["pool"], device["name"]) not in [(d["pool"], d["name"]) for d in devices]:
+            devices.append(device)
+
+
+def run_result(pods, devices, outputs, chosen, seen_by_pod, sharing):
+    """The module's result of a verified run (timings and namespace are added by the run)."""
+    nodes = sorted(set(p["spec"].get("nodeName") for p in pods))
+    shared = {"pods": len(pods), "same_devices": len(seen_by_pod) > 1,
+              "seen": sorted(set(i for ids in seen_by_pod.values() for i in ids))} if len(pods) > 1 else None
+    return {"node": nodes[0] if len(nodes) == 1 else nodes, "devices": devices,
+            "first_available_choice": chosen, "probe_outputs": outputs, "shared": shared, "sharing": sharing}
+
+
+def node_selector_text(selector):
+    """A label selector string for the node selector mapping (booleans as Kubernetes writes them)."""
+    return ",".join("%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v) for k, v in sorted(selector.items()))
+
+
+def no_node_matches(text, every_node):
+    return SmokeFailure("bad_input", "node_selector %s matches no node (nodes: %s), so the probe could never be "
+                        "scheduled; correct node_selector, check the labels with `kubectl get nodes -l '%s'`"
+                        % (text, ", ".join(every_node) or "none", text))
+
+
+def selector_expressions(selectors, first_available):
+    """Every CEL selector of the options, [(where it was given, expression)]."""
+    expressions = [("selectors[%d]" % i, e) for i, e in enumerate(selectors or [])]
+    for index, alt in enumerate(first_available or []):
+        expressions += [("first_available[%d].selectors[%d]" % (index, i), e)
+                        for i, e in enumerate(alt.get("selectors") or [])]
+    return expressions
+
+
+def own_claims(claims, run_id, pod_names):
+    """Names of the ResourceClaims the run made (its label) or the controller made for its pods."""
+    names = []
+    for claim in claims:
+        owners = [o.get("name") for o in claim["metadata"].get("ownerReferences") or []]
+        labels = claim["metadata"].get("labels") or {}
+        if labels.get(RUN_LABEL) == run_id or set(owners) & set(pod_names):
+            names.append(claim["metadata"]["name"])
+    return names

@@ -102,6 +102,27 @@ def _full(version):
     return version[:2] + (version[2] or 0,)
 
 
+def passes_needed(current, path, nodes):
+    """How many passes of cluster_upgrade the whole path takes: one per hop, plus one first
+    when kubelets lag behind the API server (a failed run resumed)."""
+    behind = any(_full(parse(n.get("kubelet") or "0.0")) < _full(current) for n in nodes)
+    return len(path) + (1 if behind else 0)
+
+
+def too_many_passes(current, path, nodes, passes_left):
+    """A blocker when the path needs more passes than the run has left, naming the minor to
+    stop at first (where the passes left will have brought the cluster)."""
+    needed = passes_needed(current, path, nodes)
+    if not passes_left or needed <= passes_left:
+        return []
+    resume = needed - len(path)
+    stop_at = path[passes_left - resume - 1] if passes_left > resume else current
+    steps = " -> ".join(text(v) for v in [current] + list(path))
+    return [_issue("too_many_passes", "the path %s needs %d passes and this run has %d left" % (
+        steps, needed, passes_left), "run with cluster_upgrade_target=%d.%d first, then again with the target" % (
+        minor_of(stop_at)))]
+
+
 def next_pass(current, path, order):
     """What one pass of cluster_upgrade does: bring lagging kubelets up to the API server's
     version first (a failed run resumed), else the next hop for the whole cluster."""
@@ -154,12 +175,12 @@ def unknown_nodes(hosts, nodes):
 
 
 def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
-         kubeadm_config_api=None, require_offered=False, inventory_nodes=None, identity=None):
+         kubeadm_config_api=None, require_offered=False, inventory_nodes=None, identity=None, passes_left=None):
     """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
     name, kubelet, runtime, control_plane (bool), labels and provider_id. ``inventory_nodes``
     maps the inventory hosts to upgrade to their node names (each must be a node). ``identity``
     is cluster_identity.identify's verdict; anything but kubeadm is refused (read from the
-    nodes' marks when not given)."""
+    nodes' marks when not given). ``passes_left``: how many passes the run has left (None: no limit)."""
     node_facts = node_facts or {}
     current = parse(server_version)
     wanted = resolve_target(target, available)
@@ -175,6 +196,7 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
             text(wanted), text(dra_minimum)), "choose a target of %s or later" % text(minor_of(dra_minimum) + (None,))))
     path = [] if blockers and any(b["code"] == "downgrade" for b in blockers) else hops(current, wanted, available)
     blockers.extend(not_offered(path, available, require_offered))
+    blockers.extend(too_many_passes(current, path, nodes, passes_left))
     if any(h[2] is None for h in path):
         unknown = ", ".join(text(h) for h in path if h[2] is None)
         warnings.append(_issue("unknown_patch", "the newest patch of %s is not known" % unknown,
@@ -221,6 +243,7 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
         blockers.insert(0, refusal)
     return {
         "next_pass": next_pass(current, path, order),
+        "passes_needed": passes_needed(current, path, nodes),
         "current": text(current),
         "target": text(wanted),
         "hops": [{"version": text(h), "minor": "%d.%d" % minor_of(h)} for h in path],

@@ -13,17 +13,19 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import extended_resource, gpu_workloads, watch
+from ansible_collections.dra.gpu.plugins.module_utils import extended_resource, gpu_workloads, inputs, watch
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
-    RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
+    PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 
 # How often the rollout wait looks at the workload's status without a pod event: the
 # controller counts a pod available a moment after the pod's own last change.
 ROLLOUT_RECHECK = 2
-PLURALS = {"ResourceClaimTemplate": "resourceclaimtemplates", "ResourceClaim": "resourceclaims"}
+# The kinds of claim object a migration makes (and a revert may remove).
+CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 
 
 # How often a replace is made again on the live object after a conflict with the controller.
@@ -42,6 +44,96 @@ class MigrationFailed(Exception):
         self.details = details
 
 
+# The options of module gpu_workload_migrate (documented there).
+ARGUMENT_SPEC = dict(
+    kind=dict(type="str", default="Deployment", choices=list(gpu_workloads.WORKLOAD_KINDS)),
+    name=dict(type="str"),
+    label_selector=dict(type="str"),
+    namespace=dict(type="str", required=True),
+    state=dict(type="str", choices=["migrated", "reverted"], default="migrated"),
+    device_class=dict(type="str", default="gpu.nvidia.com"),
+    claim_mode=dict(type="str", choices=["template", "shared"], default="template"),
+    claim_name=dict(type="str"),
+    timeout=dict(type="int", default=300),
+    method=dict(type="str", choices=["claim", "extended_resource"], default="claim"),
+)
+
+
+def input_checks(params):
+    """The checks of the module's options, for inputs.refuse."""
+    return [
+        lambda: inputs.dns_subdomain("name", params["name"], "workload") if params["name"] else None,
+        lambda: inputs.label_selector("label_selector", params["label_selector"]) if params["label_selector"] else None,
+        lambda: inputs.dns_label("namespace", params["namespace"]),
+        lambda: inputs.dns_subdomain("device_class", params["device_class"], "DeviceClass"),
+        lambda: inputs.dns_subdomain("claim_name", params["claim_name"], "claim") if params["claim_name"] else None,
+        lambda: inputs.seconds("timeout", params["timeout"]),
+    ]
+
+
+def run_module(kube, params, check_mode, diff):
+    """The module's whole work: one workload (``name``), or each that ``label_selector`` matches
+    in name order until one fails. Returns (passed, the keyword arguments of exit_json or fail_json)."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = extended_resource_path(kube)
+    if params["method"] == "extended_resource" and not path["available"]:
+        return False, dict(msg="the extended-resource path is not available: %s. Nothing was changed."
+                           % path["reason"], extended_resource=path)
+    if params["name"]:
+        passed, result = one(Migration(kube, params), params, check_mode, diff, now, path)
+        return passed, (dict(extended_resource=path, **result) if passed else result)
+    done = []
+    try:
+        names = names_matching(kube, params)
+    except wm.MigrationRefused as exc:
+        return False, dict(msg=str(exc), extended_resource=path)
+    for name in names:
+        passed, result = one(Migration(kube, dict(params, name=name)), params, check_mode, diff, now, path, done)
+        if not passed:
+            return False, result
+        done.append(dict(result, name=name))
+    report = []
+    for result in done:
+        report += [result["message"]] + result.get("report", [])
+    return True, dict(changed=any(r["changed"] for r in done), workloads=done, report=report, extended_resource=path,
+                      message="%d %s(s) matched %s" % (len(done), params["kind"], params["label_selector"]))
+
+
+def extended_resource_path(kube):
+    """Whether pods that keep nvidia.com/gpu can be served by DRA here, reported with every result."""
+    try:
+        return extended_resource.availability(kube)
+    except ApiException as exc:
+        return {"available": None, "device_class": None,
+                "reason": "could not tell whether the API server keeps extendedResourceName: %s"
+                          % api_error_message(exc)}
+
+
+def one(migration, params, check_mode, diff, now, path, done_before=None):
+    """One workload's migration or revert: (True, its result) or (False, the failure, with the
+    results of those done before)."""
+    extra = {"extended_resource": path}
+    if done_before is not None:
+        extra["workloads"] = done_before
+    try:
+        if params["state"] == "migrated" and params["method"] == "extended_resource":
+            result = migration.on_extended_resource(path["device_class"])
+        elif params["state"] == "migrated":
+            result = migration.migrate(check_mode, now)
+        else:
+            result = migration.revert(check_mode)
+    except wm.MigrationRefused as exc:
+        return False, dict(msg="%s: %s" % (migration.label, exc), changed=bool(done_before), **extra)
+    except MigrationFailed as exc:
+        return False, dict(msg=str(exc), changed=True, **dict(exc.details, **extra))
+    except ApiException as exc:
+        return False, dict(msg="%s: the API server answered: %s" % (migration.label, api_error_message(exc)),
+                           changed=bool(done_before), **extra)
+    if not diff:
+        result.pop("diff", None)
+    return True, result
+
+
 def names_matching(kube, params):
     """The names of the workloads of ``params["kind"]`` in the namespace that the label selector matches."""
     wm.check_kind(params["kind"])
@@ -55,9 +147,13 @@ def names_matching(kube, params):
 class Migration:
     def __init__(self, kube, params, clock=time.monotonic):
         self.kube = kube
-        self.p = params
         self.clock = clock
         self.kind, self.namespace, self.name = params["kind"], params["namespace"], params["name"]
+        # The module's options this workload's migration reads (the others choose what to run).
+        self.device_class = params.get("device_class")
+        self.claim_mode = params.get("claim_mode")
+        self.claim_name = params.get("claim_name")
+        self.timeout = params.get("timeout")
         self.label = "%s %s/%s" % (self.kind, self.namespace, self.name)
 
     # ----- the workload ------------------------------------------------------------------
@@ -218,8 +314,8 @@ class Migration:
             return {"changed": False, "status": "migrated", "message": "%s is on its claim already" % self.label,
                     "claim": {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"),
                               "device_class": kept.get("device_class")}}
-        device_class = self.p["device_class"]
-        plan = wm.rewrite(self.kind, obj, device_class, self.p["claim_mode"], self.p["claim_name"])
+        device_class = self.device_class
+        plan = wm.rewrite(self.kind, obj, device_class, self.claim_mode, self.claim_name)
         self._check_class(device_class)
         claim = wm.claim_object(plan["claim"], self.namespace, self.kind, self.name)
         existing = self._read_claim(claim["kind"], claim["metadata"]["name"])
@@ -253,7 +349,7 @@ class Migration:
             self._delete_claim(claim["kind"], claim["metadata"]["name"])
             raise
         name = claim["metadata"]["name"]
-        state, message, pods = self._wait_rollout(name, True, self.p["timeout"])
+        state, message, pods = self._wait_rollout(name, True, self.timeout)
         problems = [message] if state != "done" else []
         if not problems:
             result["pods"], problems = self._verify(name, pods)
@@ -267,7 +363,7 @@ class Migration:
 
     def _roll_back(self, claim):
         self._replace(self.read(), lambda live: wm.reverted(live)[0])
-        state, message, _pods = self._wait_rollout(claim["metadata"]["name"], False, self.p["timeout"])
+        state, message, _pods = self._wait_rollout(claim["metadata"]["name"], False, self.timeout)
         self._delete_claim(claim["kind"], claim["metadata"]["name"])
         return {"rolled_back": True, "rollback": {"state": state, "message": message}}
 
@@ -286,12 +382,12 @@ class Migration:
             return result
         self._replace(obj, lambda live: wm.reverted(live)[0], dry_run=True)
         self._replace(obj, lambda live: wm.reverted(live)[0])
-        state, message, _pods = self._wait_rollout(kept.get("claim_name"), False, self.p["timeout"])
+        state, message, _pods = self._wait_rollout(kept.get("claim_name"), False, self.timeout)
         if state != "done":
             raise MigrationFailed("%s was given its old template back, but its rollout did not finish: %s; the "
                                   "%s %s is kept" % (self.label, message, kept.get("claim_kind"),
                                                      kept.get("claim_name")), rolled_back=False)
-        if kept.get("claim_kind") in PLURALS and kept.get("claim_name"):
+        if kept.get("claim_kind") in CLAIM_KINDS and kept.get("claim_name"):
             existing = self._read_claim(kept["claim_kind"], kept["claim_name"])
             if existing is not None and wm.is_ours(existing, self.kind, self.name):
                 self._delete_claim(kept["claim_kind"], kept["claim_name"])

@@ -14,33 +14,32 @@ version_added: 0.1.0
 author:
   - dra.gpu developers (@dra-gpu)
 description:
-  - Read-only. Checks the live cluster (Kubernetes version, C(resource.k8s.io/v1) served, GPU nodes) and
-    returns the Helm releases to install with their values, and the node label changes that move the
-    selected GPU nodes to DRA while the others keep the device plugin.
-  - By default (NVIDIA's supported path at every version) the operator runs without the device plugin on the
-    DRA nodes and NVIDIA's separate DRA driver chart runs its kubelet plugin on the nodes labelled
-    C(nvidia.com/dra-kubelet-plugin=true). With v26.7 and O(dra_mode=gpucluster) the operator deploys the DRA
-    driver itself through a GPUCluster, which NVIDIA calls a Technology Preview for new installs only.
-  - Returns every image the planned releases will pull (RV(images), RV(image_refs)), Node Feature Discovery's
-    and the DRA driver's included, so that an air-gapped site can mirror exactly that list.
-  - When the DRA driver release runs the chart under its old name (C(nvidia-dra-driver-gpu), up to v25.12) and
-    the plan moves it to the renamed chart (C(dra-driver-nvidia-gpu), 0.4 and later), plans
-    C(nameOverride=nvidia-dra-driver-gpu) and returns the new chart's CRDs to apply first, as NVIDIA's upgrade
-    notes say; going back across the rename is refused.
-  - Fails, before anything is read, on names Kubernetes or Helm would refuse (O(namespace),
-    O(release_name) and the DRA driver's), malformed versions and selectors.
-  - Fails, before anything is installed, on a cluster below O(min_kubernetes_version), without
-    C(resource.k8s.io/v1), on an unknown chart version, and on value combinations NVIDIA's charts refuse to
-    render (both ClusterPolicy and GPUCluster, the standalone chart beside the operator-managed driver, GPU
-    resources without C(gpuResourcesEnabledOverride)).
-  - Never two GPU managers on one node - with O(state=present) it fails, naming them, when pods bound to a node
-    that would run DRA still hold C(nvidia.com/gpu) from the device plugin, since DRA would hand out the same
-    GPUs again. With O(state=absent) it fails, naming the claims and their pods, while ResourceClaims hold
-    devices of C(gpu.nvidia.com) (without the driver the kubelet cannot release them, and their pods stay
-    Terminating), unless O(force_removal=true). With O(evict_device_plugin_pods=true) the holders are returned
-    instead of refused, for M(dra.gpu.device_plugin_drain) to evict before any node label changes.
-  - With O(check_charts=true) it also asks Helm for each chart (C(helm show chart)), so an unreachable
-    repository or a chart version that does not exist fails here with Helm's message.
+  - Read-only. Checks the live cluster (Kubernetes version, C(resource.k8s.io/v1) served, GPU nodes) and returns the
+    Helm releases to install with their values, and the node label changes that move the selected GPU nodes to DRA
+    while the others keep the device plugin.
+  - By default (NVIDIA's supported path at every version) the operator runs without the device plugin on the DRA nodes
+    and NVIDIA's DRA driver chart runs its kubelet plugin on the nodes labelled C(nvidia.com/dra-kubelet-plugin=true).
+    With v26.7 and O(dra_mode=gpucluster) the operator deploys the DRA driver itself through a GPUCluster, which NVIDIA
+    calls a Technology Preview for new installs only.
+  - Returns every image the planned releases pull (RV(images), RV(image_refs)), Node Feature Discovery's and the DRA
+    driver's included, so that an air-gapped site can mirror exactly that list.
+  - When the DRA driver release runs the chart under its old name (C(nvidia-dra-driver-gpu), up to v25.12) and the
+    plan moves it to the renamed chart (C(dra-driver-nvidia-gpu), 0.4 and later), plans
+    C(nameOverride=nvidia-dra-driver-gpu) and returns the new chart's CRDs to apply first, as NVIDIA's upgrade notes
+    say; going back across the rename is refused.
+  - Fails, before anything is read, on names Kubernetes or Helm would refuse (O(namespace), O(release_name) and the DRA
+    driver's), malformed versions and selectors. Fails, before anything is installed, on a cluster below
+    O(min_kubernetes_version), without C(resource.k8s.io/v1), on an unknown chart version, and on value combinations
+    NVIDIA's charts refuse to render (both ClusterPolicy and GPUCluster, the standalone chart beside the
+    operator-managed driver, GPU resources without C(gpuResourcesEnabledOverride)).
+  - Never two GPU managers on one node - with O(state=present) it fails, naming them, when pods on a node that would
+    run DRA still hold C(nvidia.com/gpu) from the device plugin (DRA would hand out the same GPUs again), unless
+    O(evict_device_plugin_pods=true) returns them for M(dra.gpu.device_plugin_drain) to evict first. With
+    O(state=absent) it fails, naming the claims and their pods, while ResourceClaims hold devices of C(gpu.nvidia.com)
+    (without the driver the kubelet cannot release them, and their pods stay Terminating), unless
+    O(force_removal=true).
+  - With O(check_charts=true) it also asks Helm for each chart (C(helm show chart)), so an unreachable repository or a
+    chart version that does not exist fails here with Helm's message.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - dra.gpu.read_only
@@ -324,48 +323,9 @@ allocated_claims:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, gpu_handover, helm_charts, inputs
-from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_reading as reading
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
-
-DRA_DRIVER = "gpu.nvidia.com"
-
-
-def installed_dra_driver(kube, namespace, release):
-    """The live DRA release's kubelet plugin DaemonSet ({name, version}), or None: its name tells
-    whether the chart runs under its old name, its version label which chart version it runs."""
-    for name in (gov.OLD_DRA_CHART + "-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin"):
-        try:
-            daemonset = kube.apps.read_namespaced_daemon_set(name, namespace).to_dict()
-        except client.ApiException as exc:
-            if exc.status == 404:
-                continue
-            raise
-        meta = daemonset["metadata"]
-        if (meta.get("annotations") or {}).get("meta.helm.sh/release-name") == release:
-            return {"name": name, "version": (meta.get("labels") or {}).get("app.kubernetes.io/version")}
-    return None
-
-
-def check_charts(module, params, result):
-    """Ask Helm for every planned chart (and the DRA chart's CRDs when an upgrade needs them)."""
-    helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
-    run, timeout_bin = module.run_command, module.get_bin_path("timeout")
-    local = params["chart_source"] == "local"
-    checked, crds = [], []
-    for release in result["releases"]:
-        ref, repo_url = helm_charts.location(params, release, gov.OPERATOR_CHART)
-        release["chart_ref"], release["chart_repo_url"] = ref, repo_url
-        if not params["check_charts"]:
-            continue
-        meta = helm_charts.show_chart(run, timeout_bin, params["helm_timeout"], helm, ref, repo_url,
-                                      release["chart_version"], local)
-        # Helm compares the release's chart with "<name>-<version>" as the chart spells it.
-        release["chart_version"] = helm_charts.check(meta, ref, release["chart"], release["chart_version"])
-        checked.append({"chart": release["chart"], "version": release["chart_version"], "ref": ref})
-        if release["chart"] != gov.OPERATOR_CHART and result["dra_driver_upgrade"]["apply_crds"]:
-            crds = helm_charts.show_crds(run, timeout_bin, params["helm_timeout"], helm, ref, repo_url,
-                                         release["chart_version"], local)
-    return checked, crds
+from ansible_collections.dra.gpu.plugins.module_utils import nvidia
 
 
 def main():
@@ -377,7 +337,7 @@ def main():
         dra_mode=dict(type="str", choices=list(gov.MODES), default="auto"),
         driver_enabled=dict(type="bool", default=True),
         toolkit_enabled=dict(type="bool", default=True),
-        gpu_node_selector=dict(type="str", default="nvidia.com/gpu.present=true"),
+        gpu_node_selector=dict(type="str", default=nvidia.GPU_NODE_SELECTOR),
         dra_nodes=dict(type="list", elements="str", default=[]),
         values=dict(type="dict", default={}),
         dra_driver_values=dict(type="dict", default={}),
@@ -408,58 +368,35 @@ def main():
     try:
         kube = client.Kube(client.api_client(module))
         server_version = kube.server_version()
-        gpu_node_items, _rv = kube.list_all(kube.core.list_node, label_selector=params["gpu_node_selector"])
-        all_nodes, _rv = kube.list_all(kube.core.list_node)
-        nodes = [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels") or {},
-                  "annotations": n["metadata"].get("annotations") or {}} for n in all_nodes]
-        gpu_nodes = sorted(n["metadata"]["name"] for n in gpu_node_items)
-        names = {"namespace": params["namespace"], "dra_driver_namespace": params["dra_driver_namespace"],
-                 "release_name": params["release_name"], "dra_driver_release_name": params["dra_driver_release_name"]}
+        read = reading.cluster_nodes(kube, params["gpu_node_selector"])
         if params["state"] == "absent":
-            held = gpu_handover.allocated_claims(kube.claims(), DRA_DRIVER)
-            refusal = gpu_handover.removal_refusal(held, DRA_DRIVER)
+            held, refusal = reading.driver_claims(kube)
             if refusal and not params["force_removal"]:
                 module.fail_json(msg=refusal, allocated_claims=held)
-            releases = [{"name": params["dra_driver_release_name"], "namespace": params["dra_driver_namespace"]},
-                        {"name": params["release_name"], "namespace": params["namespace"]}]
-            module.exit_json(changed=False, layout=None, releases=releases, gpu_nodes=gpu_nodes, dra_nodes=[],
-                             device_plugin_nodes=[], plugin=None, server_version=server_version, charts_checked=[],
-                             node_patches=gov.node_patches(nodes, []))
+            module.exit_json(changed=False, server_version=server_version,
+                             **gov.removal(params, read["gpu_nodes"], read["nodes"]))
         problems = gov.check_cluster(server_version, kube.serves_resource_v1(), params["min_kubernetes_version"],
                                      params["dra_enabled"])
         if problems:
             raise gov.PlanError("refused before installing anything: " + "; ".join(problems))
-        # k3s and RKE2 run containerd elsewhere than the operator's defaults look.
-        cluster = cluster_identity.identify(server_version, [kube_nodes.summary(n) for n in all_nodes])
-        values = cluster_identity.operator_values(
-            cluster, gov.resolve_layout(params["version"], params["dra_enabled"], params["dra_mode"]),
-            params["toolkit_enabled"], params["values"])
-        result = gov.plan(params["version"], params["dra_mode"], params["dra_enabled"], params["driver_enabled"],
-                          params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], values,
-                          params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
-                          sharing=params["dra_sharing"],
-                          installed_dra_driver=installed_dra_driver(kube, params["dra_driver_namespace"],
-                                                                    params["dra_driver_release_name"]),
-                          gpu_node_labels={n["metadata"]["name"]: n["metadata"].get("labels") or {}
-                                           for n in gpu_node_items}, **names)
-        holders = []
-        for node in result["dra_nodes"]:
-            pods, _rv = kube.list_all(kube.core.list_pod_for_all_namespaces, field_selector="spec.nodeName=" + node)
-            holders += gpu_handover.device_plugin_holders(pods, [node])
+        cluster, values = reading.distribution(server_version, read["summaries"], params)
+        installed = reading.installed_dra_driver(kube, params["dra_driver_namespace"], params["dra_driver_release_name"])
+        result = gov.plan_for(params, read["gpu_nodes"], values, installed, read["gpu_node_labels"])
+        holders = reading.device_plugin_holders(kube, result["dra_nodes"])
         refusal = gpu_handover.move_refusal(holders)
         if refusal and not params["evict_device_plugin_pods"]:
             module.fail_json(msg=refusal, device_plugin_holders=holders)
-        checked, crds = check_charts(module, params, result)
-        note = cluster_identity.operator_note(cluster)
-        if note:
-            result["notes"].append(note)
+        helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
+        checked, crds = helm_charts.check_planned(module.run_command, module.get_bin_path("timeout"), helm, params,
+                                                  result, gov.OPERATOR_CHART)
+        result["notes"] += [note for note in [cluster_identity.operator_note(cluster)] if note]
     except (gov.PlanError, helm_charts.ChartError) as exc:
         module.fail_json(msg=str(exc))
     except client.ApiException as exc:
         module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
-    module.exit_json(changed=False, server_version=server_version, gpu_nodes=gpu_nodes, charts_checked=checked,
+    module.exit_json(changed=False, server_version=server_version, gpu_nodes=read["gpu_nodes"], charts_checked=checked,
                      device_plugin_holders=holders, dra_driver_crds=crds, cluster=cluster,
-                     node_patches=gov.node_patches(nodes, result["dra_nodes"], result["layout"] != "gpucluster"),
+                     node_patches=gov.node_patches(read["nodes"], result["dra_nodes"], result["layout"] != "gpucluster"),
                      **result)
 
 

@@ -40,11 +40,8 @@ attributes:
 requirements:
   - kubernetes >= 34.1.0
 options:
-  kind:
-    description: The kind of the workload.
-    type: str
-    choices: [Deployment, StatefulSet, DaemonSet, CronJob, Job, ReplicaSet, Pod]
-    default: Deployment
+  kind: {description: The kind of the workload., type: str, default: Deployment,
+         choices: [Deployment, StatefulSet, DaemonSet, CronJob, Job, ReplicaSet, Pod]}
   name:
     description:
       - The workload's name.
@@ -56,10 +53,7 @@ options:
         taken one at a time in name order. The first that fails (and is rolled back) stops the rest; those
         before it stay migrated.
     type: str
-  namespace:
-    description: The workload's namespace.
-    type: str
-    required: true
+  namespace: {description: The workload's namespace., type: str, required: true}
   state:
     description:
       - V(migrated) moves the workload to a claim; V(reverted) puts back the template it had before.
@@ -79,14 +73,8 @@ options:
     type: str
     choices: [template, shared]
     default: template
-  claim_name:
-    description:
-      - The name of the ResourceClaimTemplate or ResourceClaim made. Default C(<name>-gpu).
-    type: str
-  timeout:
-    description: Seconds to wait for the rollout, and again for a rollback's rollout.
-    type: int
-    default: 300
+  claim_name: {description: The name of the ResourceClaimTemplate or ResourceClaim made. Default C(<name>-gpu)., type: str}
+  timeout: {description: "Seconds to wait for the rollout, and again for a rollback's rollout.", type: int, default: 300}
   method:
     description:
       - V(claim) rewrites the pod template to a claim, as described above.
@@ -135,10 +123,7 @@ status:
   description: V(migrated), V(reverted), or where it stands when nothing was to be done (V(device-plugin), V(none)).
   returned: always
   type: str
-message:
-  description: What was done, in a sentence.
-  returned: always
-  type: str
+message: {description: "What was done, in a sentence.", returned: always, type: str}
 claim:
   description: The claim object made, C(kind), C(name) and C(device_class).
   returned: when migrated or reverted
@@ -166,10 +151,8 @@ report:
     - "before: container main asks nvidia.com/gpu: 1"
     - "after: ResourceClaimTemplate llm-gpu, request main: 1 x gpu.nvidia.com"
     - "pod llm-6d5f7-x2x9k on gpu-2: gpu.nvidia.com/gpu-2/gpu-0"
-template:
-  description: The new pod template, to commit where the workload's manifest lives.
-  returned: when changed to migrated
-  type: dict
+template: {description: "The new pod template, to commit where the workload's manifest lives.",
+           returned: when changed to migrated, type: dict}
 pods:
   description:
     - The new pods, each C(pod), C(node), C(ready), C(claim), C(allocated), C(devices).
@@ -178,108 +161,28 @@ pods:
   returned: when migrated, not in check mode; with method extended_resource
   type: list
   elements: dict
-rolled_back:
-  description: True when the rollout failed and the old template was put back.
-  returned: on failure after the change was applied
-  type: bool
-rollback:
-  description: The rollback's rollout, C(state) and C(message).
-  returned: when rolled_back
-  type: dict
+rolled_back: {description: True when the rollout failed and the old template was put back.,
+              returned: on failure after the change was applied, type: bool}
+rollback: {description: "The rollback's rollout, C(state) and C(message).", returned: when rolled_back, type: dict}
 """
-
-import datetime
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import (
-    client, extended_resource, gpu_workloads, inputs, workload_migration_run)
-from ansible_collections.dra.gpu.plugins.module_utils.workload_migration import MigrationRefused
-from ansible_collections.dra.gpu.plugins.module_utils.workload_migration_run import Migration, MigrationFailed
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, workload_migration_run as run
 
 
 def main():
     spec = client.auth_argument_spec()
-    spec.update(
-        kind=dict(type="str", default="Deployment", choices=list(gpu_workloads.WORKLOAD_KINDS)),
-        name=dict(type="str"),
-        label_selector=dict(type="str"),
-        namespace=dict(type="str", required=True),
-        state=dict(type="str", choices=["migrated", "reverted"], default="migrated"),
-        device_class=dict(type="str", default="gpu.nvidia.com"),
-        claim_mode=dict(type="str", choices=["template", "shared"], default="template"),
-        claim_name=dict(type="str"),
-        timeout=dict(type="int", default=300),
-        method=dict(type="str", choices=["claim", "extended_resource"], default="claim"),
-    )
+    spec.update(run.ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True, required_one_of=[("name", "label_selector")],
                            mutually_exclusive=[("name", "label_selector")])
     client.check_libraries(module)
-    params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.dns_subdomain("name", params["name"], "workload") if params["name"] else None,
-        lambda: inputs.label_selector("label_selector", params["label_selector"]) if params["label_selector"] else None,
-        lambda: inputs.dns_label("namespace", params["namespace"]),
-        lambda: inputs.dns_subdomain("device_class", params["device_class"], "DeviceClass"),
-        lambda: inputs.dns_subdomain("claim_name", params["claim_name"], "claim") if params["claim_name"] else None,
-        lambda: inputs.seconds("timeout", params["timeout"]),
-    ])
-    kube = client.Kube(client.api_client(module))
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    path = extended_resource_path(kube)
-    if params["method"] == "extended_resource" and not path["available"]:
-        module.fail_json(msg="the extended-resource path is not available: %s. Nothing was changed." % path["reason"],
-                         extended_resource=path)
-    if params["name"]:
-        module.exit_json(extended_resource=path, **one(module, Migration(kube, params), now, path))
-    done = []
-    try:
-        names = workload_migration_run.names_matching(kube, params)
-    except MigrationRefused as exc:
-        module.fail_json(msg=str(exc), extended_resource=path)
-    for name in names:
-        result = one(module, Migration(kube, dict(params, name=name)), now, path, done)
-        done.append(dict(result, name=name))
-    report = []
-    for result in done:
-        report += [result["message"]] + result.get("report", [])
-    module.exit_json(changed=any(r["changed"] for r in done), workloads=done, report=report, extended_resource=path,
-                     message="%d %s(s) matched %s" % (len(done), params["kind"], params["label_selector"]))
-
-
-def extended_resource_path(kube):
-    """Whether pods that keep nvidia.com/gpu can be served by DRA here, reported with every result."""
-    try:
-        return extended_resource.availability(kube)
-    except client.ApiException as exc:
-        return {"available": None, "device_class": None,
-                "reason": "could not tell whether the API server keeps extendedResourceName: %s"
-                          % client.api_error_message(exc)}
-
-
-def one(module, migration, now, path, done_before=None):
-    """One workload's migration or revert; a failure ends the module (after those done before)."""
-    extra = {"extended_resource": path}
-    if done_before is not None:
-        extra["workloads"] = done_before
-    params = module.params
-    try:
-        if params["state"] == "migrated" and params["method"] == "extended_resource":
-            result = migration.on_extended_resource(path["device_class"])
-        elif params["state"] == "migrated":
-            result = migration.migrate(module.check_mode, now)
-        else:
-            result = migration.revert(module.check_mode)
-    except MigrationRefused as exc:
-        module.fail_json(msg="%s: %s" % (migration.label, exc), changed=bool(done_before), **extra)
-    except MigrationFailed as exc:
-        module.fail_json(msg=str(exc), changed=True, **dict(exc.details, **extra))
-    except client.ApiException as exc:
-        module.fail_json(msg="%s: the API server answered: %s" % (migration.label, client.api_error_message(exc)),
-                         changed=bool(done_before), **extra)
-    if not module._diff:
-        result.pop("diff", None)
-    return result
+    inputs.refuse(module, run.input_checks(module.params))
+    passed, result = run.run_module(client.Kube(client.api_client(module)), module.params, module.check_mode,
+                                    module._diff)
+    if not passed:
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -87,16 +87,16 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, inventory, mig_layout, watch
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, inventory, mig_layout, nvidia, watch
+from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
 
-DRIVER = "gpu.nvidia.com"
+DRIVER = nvidia.DRA_DRIVER
 
 
 def _nodes(kube):
     items, _rv = kube.list_all(kube.core.list_node)
-    return [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels") or {},
-             "annotations": n["metadata"].get("annotations") or {}} for n in items]
+    return kube_nodes.labelled(items)
 
 
 def _wait_for_state(kube, expected, timeout):

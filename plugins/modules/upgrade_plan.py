@@ -61,6 +61,11 @@ options:
       - Inventory hosts to upgrade and their node names; each must be a node of the cluster (blocker C(unknown_node)).
     type: dict
     default: {}
+  passes_left:
+    description:
+      - How many passes of the cluster_upgrade role the run has left, this one included (one minor each). A path
+        that needs more is a blocker (C(too_many_passes)) naming the minor to stop at first. Unset, no limit.
+    type: int
 """
 
 EXAMPLES = r"""
@@ -110,6 +115,11 @@ cautions:
   returned: always
   type: list
   elements: dict
+passes_needed:
+  description: How many passes the whole path takes, one per hop plus one first when kubelets lag behind.
+  returned: always
+  type: int
+  sample: 1
 next_pass:
   description:
     - What one pass of the cluster_upgrade role does next, or null when nothing is left. Lagging kubelets come
@@ -151,7 +161,8 @@ def main():
                 dra_min_version=dict(type="str", default="1.35"),
                 node_facts=dict(type="dict", default={}),
                 require_offered=dict(type="bool", default=False),
-                inventory_nodes=dict(type="dict", default={}))
+                inventory_nodes=dict(type="dict", default={}),
+                passes_left=dict(type="int", no_log=False))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     client.check_libraries(module)
     params = module.params
@@ -169,7 +180,8 @@ def main():
         identity = cluster_identity.identify(server, nodes, kubeadm_config=bool(kubeadm))
         result = versions.plan(server, nodes, params["target"], params["available_versions"],
                                params["dra_min_version"], params["node_facts"], proxy.get("mode"), api,
-                               params["require_offered"], params["inventory_nodes"], identity)
+                               params["require_offered"], params["inventory_nodes"], identity,
+                               params["passes_left"])
         result["cluster"] = identity
         return result
 

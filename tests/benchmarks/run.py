@@ -275,9 +275,9 @@ def bench_sharing(runs):
     mig_on = [{"name": "mig", "dra.gpu.mig_layout": {"nodes": ["gpu-h100"], "layout": "all-1g.10gb", "timeout": 120},
                "register": "mig"}, {"ansible.builtin.assert": {"that": ["mig.mig_devices['gpu-h100'] == 14"]}}]
     mig_off = [{"name": "mig", "dra.gpu.mig_layout": {"state": "absent"}}]
-    shared = [{"name": "smoke", "dra.gpu.claim_smoke_test": {"device_class": "bench-timesliced", "pods": 3,
-                                                             "timeout": 120}}]
-    single = [{"name": "smoke", "dra.gpu.claim_smoke_test": {"device_class": "bench-timesliced", "timeout": 120}}]
+    shared = [{"name": "smoke", "dra.gpu.claim_smoke_check": {"device_class": "bench-timesliced", "pods": 3,
+                                                              "timeout": 120}}]
+    single = [{"name": "smoke", "dra.gpu.claim_smoke_check": {"device_class": "bench-timesliced", "timeout": 120}}]
     results = {"role": [], "kubectl": [], "mig_on": [], "mig_off": [], "shared_3_pods": [], "one_pod": []}
     try:
         kubectl(env, ["apply", "-f", "-"], json.dumps(SHARING_PLUGIN))

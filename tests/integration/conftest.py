@@ -14,10 +14,29 @@ from kubernetes.client.exceptions import ApiException
 import old_lab
 from waiting import wait_for_object, wait_until_gone
 
-# The collection's module_utils, importable as Ansible sees them (build/collections).
+# The collection's module_utils, importable as Ansible sees them (build/collections, or the
+# installed tarball when run.sh runs the module tests from it).
 for _path in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(":"):
     if _path and _path not in sys.path:
         sys.path.insert(0, _path)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_collection_only():
+    """With DRA_GPU_INSTALLED_COLLECTIONS set (run.sh, after build-and-install.sh), the tests
+    must run the installed tarball: dra.gpu resolves there alone, for ansible-playbook (the
+    modules) and for imports here (module_utils), never to the checkout behind build/collections."""
+    installed = os.environ.get("DRA_GPU_INSTALLED_COLLECTIONS")
+    if not installed:
+        return
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "collection"))
+    import installed_guard
+    found = installed_guard.problems(installed, os.environ.get("ANSIBLE_COLLECTIONS_PATH", ""),
+                                     galaxy=os.path.join(os.path.dirname(sys.executable), "ansible-galaxy"))
+    found += installed_guard.python_problems(installed)
+    if found:
+        pytest.fail("not the installed collection: " + "; ".join(found))
+
 
 DRIVER = "gpu.nvidia.com"
 PLUGIN_LABEL = {"dra-driver-nvidia-gpu-component": "kubelet-plugin"}
@@ -43,6 +62,16 @@ def plugin_daemonset(name, node_selector=None, gates=None):
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
             "spec": {"selector": {"matchLabels": PLUGIN_LABEL},
                      "template": {"metadata": {"labels": PLUGIN_LABEL}, "spec": template_spec}}}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "restarts_api_server: restarts the lab's API server; runs after every other test")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests that restart the API server run last, whatever their file names: the restart slows
+    the controllers for a while (watches and RBAC caches rebuild) and would disturb the rest."""
+    items.sort(key=lambda item: item.get_closest_marker("restarts_api_server") is not None)
 
 
 @pytest.fixture(scope="session")
@@ -175,6 +204,21 @@ def two_gpu_managers(api, custom, gpu_class):
     wait_for_object(core.list_node, lambda n: offered(n) is None, "node-a without nvidia.com/gpu", timeout=60,
                     field_selector="metadata.name=node-a")
     wait_until_gone(slices_lister(custom), lambda s: s["spec"]["driver"] == DRIVER, "the driver's slices", timeout=60)
+
+
+@pytest.fixture
+def upgrade_inventory():
+    """For playbooks/upgrade.yml: localhost talks to the API; node-b is a worker "host" (this
+    machine, through a local connection)."""
+    import tempfile
+
+    import yaml
+    hosts = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
+                     "children": {"kube_node": {"hosts": {"node-b": {"ansible_connection": "local"}}}}}}
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
+        yaml.safe_dump(hosts, handle)
+    yield handle.name
+    os.unlink(handle.name)
 
 
 def run_playbook(playbook, inventory=None, extra_args=(), env=None):

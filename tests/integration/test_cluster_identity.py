@@ -8,10 +8,8 @@ own version string stays the lab's (v1.35.4): the verdicts here rest on the node
 """
 
 import os
-import tempfile
 
 import pytest
-import yaml
 from kubernetes.client.exceptions import ApiException
 
 from conftest import run_module, run_playbook, task_results
@@ -35,8 +33,8 @@ IDENTITIES = {
             "labels": {"eks.amazonaws.com/nodegroup": "gpu", "eks.amazonaws.com/capacityType": "ON_DEMAND"}},
     "gke": {"kubelet": "v1.35.4-gke.1200", "provider_id": "gce://lab-project/us-central1-a/gke-lab-gpu-pool-1",
             "labels": {"cloud.google.com/gke-nodepool": "gpu-pool", "cloud.google.com/gke-accelerator": "nvidia-l4"}},
-    "aks": {"kubelet": "v1.35.4", "labels": {"kubernetes.azure.com/cluster": "MC_lab_lab_westeurope",
-                                              "kubernetes.azure.com/agentpool": "gpu"},
+    "aks": {"kubelet": "v1.35.4",
+            "labels": {"kubernetes.azure.com/cluster": "MC_lab_lab_westeurope", "kubernetes.azure.com/agentpool": "gpu"},
             "provider_id": "azure:///subscriptions/0000/resourceGroups/mc_lab/providers/Microsoft.Compute/"
                            "virtualMachineScaleSets/aks-gpu-1/virtualMachines/0"},
 }
@@ -122,22 +120,11 @@ def test_the_preflight_role_prints_the_verdict(cluster_as):
              "roles": [{"role": "dra.gpu.preflight", "preflight_fail_on_blockers": False}]}]
     rc, report, stderr = run_playbook(play)
     assert rc == 0, stderr
-    lines = [item["msg"] for name, r in task_results(report) if name == "Report each check"
+    lines = [item["msg"] for name, r in task_results(report) if name.endswith(" : Report each check")
              for item in r["results"]]
     verdict = [line for line in lines if " distribution: " in line]
     assert len(verdict) == 1 and verdict[0].startswith("WARN distribution: RKE2 ("), lines
     assert SOCKET in verdict[0]
-
-
-@pytest.fixture
-def inventory():
-    """localhost talks to the API; node-b is a worker "host" (this machine, through a local connection)."""
-    hosts = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
-                     "children": {"kube_node": {"hosts": {"node-b": {"ansible_connection": "local"}}}}}}
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
-        yaml.safe_dump(hosts, handle)
-    yield handle.name
-    os.unlink(handle.name)
 
 
 def lab_nodes(core):
@@ -148,30 +135,31 @@ def lab_nodes(core):
 
 
 @pytest.mark.parametrize("kind", ["k3s", "eks"])
-def test_cluster_upgrade_refuses_before_any_change_naming_the_tool(core, cluster_as, inventory, kind):
+def test_cluster_upgrade_refuses_before_any_change_naming_the_tool(core, cluster_as, upgrade_inventory, kind):
     cluster_as(kind)
     before = lab_nodes(core)
-    rc, report, _stderr = run_playbook(UPGRADE, inventory, [
+    rc, report, _stderr = run_playbook(UPGRADE, upgrade_inventory, [
         "-e", "cluster_upgrade_target=1.36", "-e", "cluster_upgrade_check_cgroups=false",
         "-e", '{"cluster_upgrade_available_versions": ["1.35.4", "1.36.3"]}'])
     assert rc != 0
     results = task_results(report) + task_results(report, "node-b")
     failed = [(name, r) for name, r in results if r.get("failed")]
-    assert [name for name, _r in failed] == ["Stop when kubeadm does not run this cluster"]
+    assert [name.split(" : ")[-1] for name, _r in failed] == ["Stop when kubeadm does not run this cluster"]
     message = failed[0][1]["msg"]
     assert UPGRADE_TOOL[kind] in message and "Nothing was changed" in message
     assert "upgrades kubeadm clusters only" in message
     assert not any(r.get("changed") for _name, r in results)
     # Stopped before the hosts' package repositories were read.
-    assert not any(name.startswith("Read the versions") for name, r in results if not r.get("skipped"))
+    ran = [name.split(" : ")[-1] for name, r in results if not r.get("skipped")]
+    assert "Sketch the path (hop minors only)" in ran and not any(name.startswith("Read the versions") for name in ran)
     assert lab_nodes(core) == before
 
 
-def test_a_k3s_cluster_already_at_the_target_passes_the_upgrade_step(cluster_as, inventory):
+def test_a_k3s_cluster_already_at_the_target_passes_the_upgrade_step(cluster_as, upgrade_inventory):
     """site.yml starts with upgrade.yml: at the target there is nothing to upgrade, so it goes on."""
     cluster_as("k3s")
-    rc, report, stderr = run_playbook(UPGRADE, inventory, ["-e", "cluster_upgrade_target=1.35",
-                                                           "-e", "cluster_upgrade_check_cgroups=false"])
+    rc, report, stderr = run_playbook(UPGRADE, upgrade_inventory, [
+        "-e", "cluster_upgrade_target=1.35", "-e", "cluster_upgrade_check_cgroups=false"])
     assert rc == 0, stderr
     results = task_results(report) + task_results(report, "node-b")
     assert not any(r.get("changed") or r.get("failed") for _name, r in results)

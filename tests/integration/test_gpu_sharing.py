@@ -151,8 +151,8 @@ def test_a_hand_made_class_with_a_bad_config_fails_the_pod_with_the_drivers_mess
         "spec": {"selectors": [{"cel": {"expression": GPU}}],
                  "config": [{"opaque": {"driver": DRIVER, "parameters": parameters}}]}})
     try:
-        result = run_module("dra.gpu.claim_smoke_test", {"device_class": name, "pods": 2, "timeout": 90,
-                                                         "namespace": "it-prepare-" + uuid.uuid4().hex[:6]})
+        result = run_module("dra.gpu.claim_smoke_check", {"device_class": name, "pods": 2, "timeout": 90,
+                                                          "namespace": "it-prepare-" + uuid.uuid4().hex[:6]})
     finally:
         custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
     assert result.get("failed") and result["failure"] == "prepare_failed", result.get("msg")

@@ -1,4 +1,4 @@
-"""dra.gpu.claim_smoke_test against the lab. The allocation is the real scheduler's; the
+"""dra.gpu.claim_smoke_check against the lab. The allocation is the real scheduler's; the
 probe's output is simulated from it (tests/lab/labctl/sim/probe.py)."""
 
 import uuid
@@ -6,7 +6,7 @@ import uuid
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from conftest import run_module
+from conftest import run_module, run_playbook, task_results
 from waiting import wait_for_object, wait_until_gone
 
 L4 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'"
@@ -49,7 +49,7 @@ def _namespace_exists(core, name):
 
 
 def smoke(args):
-    return run_module("dra.gpu.claim_smoke_test", dict({"device_class": "lab-it-gpu", "timeout": 60}, **args))
+    return run_module("dra.gpu.claim_smoke_check", dict({"device_class": "lab-it-gpu", "timeout": 60}, **args))
 
 
 def test_one_gpu_verified_from_the_container(plugin_everywhere, gpu_class, core, smoke_ns):
@@ -140,3 +140,20 @@ def test_keep_leaves_the_objects(plugin_everywhere, gpu_class, existing_ns, core
     result = smoke({"namespace": existing_ns, "keep": True})
     assert result["changed"] and not result.get("failed")
     assert any(o.startswith("Pod/") for o in _left_in(core, custom, existing_ns))
+
+
+def test_the_old_name_still_runs_with_a_deprecation_warning(plugin_everywhere, gpu_class, existing_ns, core, custom):
+    """claim_smoke_test, the module's first name, redirects to claim_smoke_check (meta/runtime.yml)
+    and says so, as ansible-playbook shows a deprecation."""
+    play = [{"hosts": "localhost", "gather_facts": False, "connection": "local",
+             "tasks": [{"name": "old name", "dra.gpu.claim_smoke_test": {
+                 "device_class": gpu_class, "namespace": existing_ns, "timeout": 60}}]}]
+    rc, report, stderr = run_playbook(play)
+    (_name, result), = task_results(report)
+    assert rc == 0 and not result.get("failed"), result.get("msg")
+    assert len(result["devices"]) == 1 and result["devices"][0]["attributes"]["uuid"] in \
+        result["probe_outputs"][0]["output"]
+    warning = "dra.gpu.claim_smoke_test has been deprecated. Use dra.gpu.claim_smoke_check, its new name."
+    assert warning in " ".join(stderr.split()), stderr
+    assert [(d["msg"], d["version"]) for d in result["deprecations"]] == [(warning, "2.0.0")]
+    assert _left_in(core, custom, existing_ns) == []

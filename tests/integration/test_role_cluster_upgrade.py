@@ -5,10 +5,8 @@ The drain, uncordon, wait and PodDisruptionBudget paths are in molecule/cluster_
 
 import os
 import subprocess
-import tempfile
 
 import pytest
-import yaml
 
 from conftest import run_playbook, task_results
 from waiting import wait_for_object
@@ -21,17 +19,6 @@ ANNOTATION = "lab.dra.gpu/kubelet-version"
 def host_cgroup_fs():
     return subprocess.run(["stat", "-fc", "%T", "/sys/fs/cgroup/"], capture_output=True, text=True,
                           check=False).stdout.strip()
-
-
-@pytest.fixture
-def inventory():
-    """localhost talks to the API; node-b is a worker "host" (this machine, through a local connection)."""
-    hosts = {"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
-                     "children": {"kube_node": {"hosts": {"node-b": {"ansible_connection": "local"}}}}}}
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
-        yaml.safe_dump(hosts, handle)
-    yield handle.name
-    os.unlink(handle.name)
 
 
 def set_kubelet(core, node, version):
@@ -59,12 +46,13 @@ def plan_lines(report):
     return [r["msg"] for name, r in task_results(report) if name.endswith("Show the plan") and not r.get("skipped")]
 
 
-def test_check_mode_prints_the_plan_and_changes_nothing(core, inventory, node_b_behind):
-    rc, report, stderr = run_playbook(PLAYBOOK, inventory, ["--check", "-e", "cluster_upgrade_check_cgroups=false",
-                                                            "-e", '{"cluster_upgrade_available_versions": ["1.35.4"]}'])
+def test_check_mode_prints_the_plan_and_changes_nothing(core, upgrade_inventory, node_b_behind):
+    rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory, [
+        "--check", "-e", "cluster_upgrade_check_cgroups=false", "-e", '{"cluster_upgrade_available_versions": ["1.35.4"]}'])
     assert rc == 0, stderr
     plans = plan_lines(report)
-    assert len(plans) == 4  # each pass plans, shows it (work is left) and stops in check mode
+    # The plan needs one pass (the resume of node-b), so passes 2-4 match no host and stay quiet.
+    assert len(plans) == 1
     assert "This pass: resume: bring node-b to 1.35.4" in plans[0]
     assert node_b(core) == ("v1.34.4", False)
     changed = [name for name, r in task_results(report) + task_results(report, "node-b") if r.get("changed")]
@@ -72,8 +60,8 @@ def test_check_mode_prints_the_plan_and_changes_nothing(core, inventory, node_b_
 
 
 @pytest.mark.skipif(host_cgroup_fs() == "cgroup2fs", reason="needs a cgroup v1 host to hit the blocker")
-def test_a_cgroup_v1_host_stops_the_upgrade_before_anything_changes(core, inventory, node_b_behind):
-    rc, report, _stderr = run_playbook(PLAYBOOK, inventory, ["-e", "cluster_upgrade_target=1.35.4"])
+def test_a_cgroup_v1_host_stops_the_upgrade_before_anything_changes(core, upgrade_inventory, node_b_behind):
+    rc, report, _stderr = run_playbook(PLAYBOOK, upgrade_inventory, ["-e", "cluster_upgrade_target=1.35.4"])
     assert rc != 0
     failed = [r for name, r in task_results(report) if r.get("failed")]
     assert len(failed) == 1
@@ -82,9 +70,23 @@ def test_a_cgroup_v1_host_stops_the_upgrade_before_anything_changes(core, invent
     assert node_b(core) == ("v1.34.4", False)
 
 
-def test_an_up_to_date_cluster_is_a_no_op(core, inventory):
-    rc, report, stderr = run_playbook(PLAYBOOK, inventory, ["-e", "cluster_upgrade_check_cgroups=false"])
+def test_an_up_to_date_cluster_is_a_no_op(core, upgrade_inventory):
+    rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory, ["-e", "cluster_upgrade_check_cgroups=false"])
     assert rc == 0, stderr
     plans = plan_lines(report)
     assert len(plans) == 1 and "This pass: nothing" in plans[0][1]  # later passes stay quiet
     assert not any(r.get("changed") for _name, r in task_results(report) + task_results(report, "node-b"))
+
+
+def test_a_path_longer_than_the_passes_left_stops_before_anything_changes(core, upgrade_inventory, node_b_behind):
+    """node-b's resume and the 1.36 hop take two passes; a run with one left must say so up front."""
+    rc, report, _stderr = run_playbook(PLAYBOOK, upgrade_inventory, [
+        "-e", "cluster_upgrade_target=1.36", "-e", "cluster_upgrade_check_cgroups=false", "-e", "cluster_upgrade_passes_left=1",
+        "-e", '{"cluster_upgrade_available_versions": ["1.35.4", "1.36.3"]}'])
+    assert rc != 0
+    failed = [(name, r) for name, r in task_results(report) if r.get("failed")]
+    assert [name.split(" : ")[-1] for name, _r in failed] == ["Stop on blockers before anything changes"]
+    message = failed[0][1]["msg"]
+    assert "needs 2 passes and this run has 1 left" in message and "cluster_upgrade_target=1.35 first" in message
+    assert "Nothing was changed" in message
+    assert node_b(core) == ("v1.34.4", False)

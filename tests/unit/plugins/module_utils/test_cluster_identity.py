@@ -69,8 +69,8 @@ def test_kubeadm_and_an_unread_cluster_are_not_refused():
     assert ci.upgrade_refusal(ci.identify("v1.35.4", [node()])) is None
 
 
-@pytest.mark.parametrize("distribution,socket", [("k3s", "/run/k3s/containerd/containerd.sock"),
-                                                  ("rke2", "/run/k3s/containerd/containerd.sock")])
+@pytest.mark.parametrize("distribution,socket", [
+    ("k3s", "/run/k3s/containerd/containerd.sock"), ("rke2", "/run/k3s/containerd/containerd.sock")])
 def test_k3s_and_rke2_point_the_toolkit_at_their_containerd(distribution, socket):
     values = ci.operator_values({"distribution": distribution}, "standalone", True, {"driver": {"enabled": False}})
     env = dict((e["name"], e["value"]) for e in values["toolkit"]["env"])

@@ -388,3 +388,40 @@ def test_a_gpucluster_gets_mirror_values_only_for_what_it_deploys():
     assert values["draDriver"]["repository"] == "m.example.com/nvidia"
     standalone = plan("v26.7.0", image_registry="m.example.com")["releases"][0]["values"]
     assert "draDriver" not in standalone and standalone["toolkit"]["repository"] == "m.example.com/nvidia/k8s"
+
+
+# gpu_operator_plan's options at their defaults, as plan_for and removal read them.
+MODULE_PARAMS = {"version": "v26.3.1", "dra_mode": "auto", "dra_enabled": True, "driver_enabled": True,
+                 "toolkit_enabled": True, "dra_nodes": ["node-b"], "dra_driver_values": {}, "dra_driver_version": None,
+                 "image_registry": None, "dra_sharing": False, "namespace": "gpu-operator",
+                 "dra_driver_namespace": "nvidia-dra-driver-gpu", "release_name": "gpu-operator",
+                 "dra_driver_release_name": "nvidia-dra-driver-gpu"}
+
+
+def test_plan_for_is_plan_with_the_modules_options():
+    labels = {name: UBUNTU_22_04 for name in GPU_NODES}
+    params = dict(MODULE_PARAMS, dra_sharing=True, namespace="ops", dra_driver_release_name="dra")
+    values = {"operator": {"defaultRuntime": "containerd"}}
+    assert gov.plan_for(params, GPU_NODES, values, None, labels) == \
+        plan("v26.3.1", "auto", dra_nodes=["node-b"], operator_extra_values=values, sharing=True, namespace="ops",
+             dra_driver_release_name="dra")
+
+
+def test_plan_for_passes_the_live_dra_release_on():
+    installed = {"name": "nvidia-dra-driver-gpu-kubelet-plugin", "version": "25.12.0"}
+    result = gov.plan_for(MODULE_PARAMS, GPU_NODES, {}, installed)
+    assert result["dra_driver_upgrade"] == {"name_override": "nvidia-dra-driver-gpu", "apply_crds": True,
+                                            "from": "25.12.0"}
+
+
+def test_removal_plans_both_releases_dra_driver_first_and_only_our_labels():
+    ours = node("node-b", {"nvidia.com/dra-kubelet-plugin": "true", "nvidia.com/gpu.deploy.device-plugin": "false"},
+                {gov.OWNER_ANNOTATION: gov.OWNER})
+    theirs = node("node-a", {"nvidia.com/gpu.deploy.device-plugin": "false"})
+    result = gov.removal(dict(MODULE_PARAMS, release_name="op", dra_driver_namespace="dra-ns"), GPU_NODES,
+                         [theirs, ours])
+    assert result["releases"] == [{"name": "nvidia-dra-driver-gpu", "namespace": "dra-ns"},
+                                  {"name": "op", "namespace": "gpu-operator"}]
+    assert [p["node"] for p in result["node_patches"]] == ["node-b"]
+    assert result["gpu_nodes"] == GPU_NODES and result["layout"] is None and result["plugin"] is None
+    assert result["dra_nodes"] == result["device_plugin_nodes"] == result["charts_checked"] == []

@@ -81,3 +81,56 @@ def test_check_accepts_either_spelling_and_returns_the_charts_own():
                              "0.4.1") == "v0.4.1"
     with pytest.raises(helm_charts.ChartError, match="holds chart gpu-operator v26.3.1, but the plan needs"):
         helm_charts.check({"name": "gpu-operator", "version": "v26.3.1"}, "x", "gpu-operator", "v26.3.3")
+
+
+class ChartsByRef(object):
+    """Helm answering ``show chart`` and ``show crds`` per chart, from {ref: Chart.yaml text}."""
+
+    def __init__(self, charts, crds=""):
+        self.charts, self.crds, self.commands = charts, crds, []
+
+    def __call__(self, command):
+        self.commands.append(command)
+        what, ref = command[2], command[3]
+        return 0, self.crds if what == "crds" else self.charts[ref], ""
+
+
+def planned(apply_crds=False):
+    return {"releases": [dict(OPERATOR), dict(DRA)], "dra_driver_upgrade": {"apply_crds": apply_crds}}
+
+
+CHECK = dict(PARAMS, check_charts=True, helm_timeout=60)
+CHARTS = {"gpu-operator": "name: gpu-operator\nversion: v26.3.3\n",
+          "dra-driver-nvidia-gpu": "name: dra-driver-nvidia-gpu\nversion: v0.4.1\n"}
+
+
+def test_check_planned_sets_where_each_chart_comes_from_and_what_helm_says():
+    plan = planned()
+    checked, crds = helm_charts.check_planned(ChartsByRef(CHARTS), None, "helm", CHECK, plan, "gpu-operator")
+    assert [(r["chart_ref"], r["chart_repo_url"]) for r in plan["releases"]] == \
+        [("gpu-operator", PARAMS["chart_repo_url"]), ("dra-driver-nvidia-gpu", PARAMS["chart_repo_url"])]
+    # The version as the chart spells it, which is what Helm compares a release with.
+    assert plan["releases"][1]["chart_version"] == "v0.4.1"
+    assert checked == [{"chart": "gpu-operator", "version": "v26.3.3", "ref": "gpu-operator"},
+                       {"chart": "dra-driver-nvidia-gpu", "version": "v0.4.1", "ref": "dra-driver-nvidia-gpu"}]
+    assert crds == []
+
+
+def test_check_planned_reads_the_dra_charts_crds_only_for_an_upgrade_that_needs_them():
+    crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a.example\n"
+    helm = ChartsByRef(CHARTS, crds=crd)
+    _checked, crds = helm_charts.check_planned(helm, None, "helm", CHECK, planned(apply_crds=True), "gpu-operator")
+    assert [c["metadata"]["name"] for c in crds] == ["a.example"]
+    assert [c[2:4] for c in helm.commands if c[2] == "crds"] == [["crds", "dra-driver-nvidia-gpu"]]
+
+
+def test_check_planned_without_check_charts_asks_helm_nothing():
+    helm, plan = ChartsByRef(CHARTS), planned(apply_crds=True)
+    assert helm_charts.check_planned(helm, None, "helm", dict(CHECK, check_charts=False), plan, "gpu-operator") == ([], [])
+    assert helm.commands == [] and plan["releases"][0]["chart_ref"] == "gpu-operator"
+
+
+def test_check_planned_fails_on_a_chart_that_is_not_the_planned_one():
+    wrong = dict(CHARTS, **{"dra-driver-nvidia-gpu": "name: dra-driver-nvidia-gpu\nversion: 0.4.0\n"})
+    with pytest.raises(helm_charts.ChartError, match="holds chart dra-driver-nvidia-gpu 0.4.0, but the plan needs"):
+        helm_charts.check_planned(ChartsByRef(wrong), None, "helm", CHECK, planned(), "gpu-operator")

@@ -5,7 +5,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
-from ansible_collections.dra.gpu.plugins.module_utils.slice_wait import Goal, _pod_state
+from ansible_collections.dra.gpu.plugins.module_utils.slice_wait import Goal
 
 
 def devices(*nodes):
@@ -21,14 +21,6 @@ def test_goal_per_node_names_the_nodes_short_of_devices():
     goal = Goal(min_devices_per_node=2, nodes=["a", "b", "c"])
     assert goal.shortfall(devices("a", "a", "b")) == ["nodes short of devices: b (1 of 2), c (0 of 2)"]
     assert Goal(min_devices_per_node=1, nodes=["a"]).shortfall(devices("a")) == []
-
-
-def test_plugin_pod_problems_are_told_in_words():
-    pod = {"metadata": {"name": "p"}, "spec": {"nodeName": "n"}, "status": {"phase": "Pending", "containerStatuses": [
-        {"name": "plugin", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "no such image"}}}]}}
-    assert _pod_state(pod)["problem"] == "plugin: ImagePullBackOff no such image"
-    running = {"metadata": {"name": "p"}, "spec": {}, "status": {"phase": "Running"}}
-    assert _pod_state(running)["problem"] is None
 
 
 def test_desired_object_and_comparison():

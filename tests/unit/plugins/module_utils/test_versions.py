@@ -173,3 +173,23 @@ def test_another_distributions_cluster_is_refused_only_when_there_is_work():
     assert "INSTALL_K3S_VERSION" in behind["cluster_refusal"]["fix"]
     at_target = versions.plan("v1.35.4+k3s1", k3s, "1.35", AVAILABLE)
     assert at_target["up_to_date"] and at_target["cluster_refusal"] is None and at_target["blockers"] == []
+
+
+def test_passes_needed_counts_each_hop_and_a_resume_first():
+    assert versions.plan("v1.30.14", [node("cp", "v1.30.14", cp=True)], "1.35", AVAILABLE)["passes_needed"] == 5
+    lagging = [node("cp", "v1.35.4", cp=True), node("w1", "v1.34.4")]
+    assert versions.plan("v1.35.4", lagging, "1.35", AVAILABLE)["passes_needed"] == 1
+    assert versions.plan("v1.35.4", lagging, "1.36", AVAILABLE)["passes_needed"] == 2
+    assert versions.plan("v1.35.4", [node("cp", "v1.35.4", cp=True)], "1.35", AVAILABLE)["passes_needed"] == 0
+
+
+def test_a_path_longer_than_the_passes_left_is_a_blocker_naming_where_to_stop():
+    offered = AVAILABLE + ["1.31.14"]
+    result = versions.plan("v1.30.14", [node("cp", "v1.30.14", cp=True)], "1.35", offered, passes_left=4)
+    assert codes(result["blockers"]) == ["too_many_passes"]
+    assert "needs 5 passes and this run has 4 left" in result["blockers"][0]["message"]
+    assert "cluster_upgrade_target=1.34 first" in result["blockers"][0]["fix"]
+    lagging = [node("cp", "v1.33.7", cp=True), node("w1", "v1.32.5")]
+    resumed = versions.plan("v1.33.7", lagging, "1.35", AVAILABLE, passes_left=2)
+    assert "cluster_upgrade_target=1.34 first" in resumed["blockers"][0]["fix"]  # the resume takes one pass
+    assert versions.plan("v1.31.14", [node("cp", "v1.31.14", cp=True)], "1.35", offered, passes_left=4)["blockers"] == []

@@ -8,12 +8,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r"""
-module: claim_smoke_test
+module: claim_smoke_check
 short_description: Prove that a DRA claim really gives a pod the allocated GPU(s)
 version_added: 0.1.0
 author:
   - dra.gpu developers (@dra-gpu)
 description:
+  - Formerly C(claim_smoke_test); that name still works, deprecated, until 2.0.0.
   - In O(namespace) (created if missing, labelled with Pod Security O(pod_security)), creates a
     ResourceClaimTemplate requesting O(count) devices of O(device_class) (or a prioritized list,
     O(first_available)), or one shared ResourceClaim when O(pods) is more than one, and the probe pod(s).
@@ -28,23 +29,11 @@ description:
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
 options:
-  namespace:
-    description: Namespace for the test objects; created (and removed afterwards) when missing.
-    type: str
-    default: dra-gpu-smoke-test
-  device_class:
-    description: DeviceClass to request.
-    type: str
-    default: gpu.nvidia.com
-  count:
-    description: Devices to request in one claim.
-    type: int
-    default: 1
-  selectors:
-    description: Extra CEL selectors for the request.
-    type: list
-    elements: str
-    default: []
+  namespace: {description: Namespace for the test objects; created (and removed afterwards) when missing.,
+              type: str, default: dra-gpu-smoke-test}
+  device_class: {description: DeviceClass to request., type: str, default: gpu.nvidia.com}
+  count: {description: Devices to request in one claim., type: int, default: 1}
+  selectors: {description: Extra CEL selectors for the request., type: list, elements: str, default: []}
   first_available:
     description:
       - A prioritized list of alternatives instead of O(count) and O(selectors); the scheduler takes the
@@ -52,14 +41,8 @@ options:
         C(count) and C(selectors).
     type: list
     elements: dict
-  pods:
-    description: Number of probe pods. More than one share a single ResourceClaim.
-    type: int
-    default: 1
-  image:
-    description: Probe image.
-    type: str
-    default: nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04
+  pods: {description: Number of probe pods. More than one share a single ResourceClaim., type: int, default: 1}
+  image: {description: Probe image., type: str, default: nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04}
   command:
     description: Probe command; it must print its findings to C(/dev/termination-log) (or stdout, the fallback).
     type: list
@@ -84,23 +67,15 @@ options:
     type: str
     choices: [allocation, container]
     default: container
-  driver:
-    description: DRA driver expected to provide the devices.
-    type: str
-    default: gpu.nvidia.com
+  driver: {description: DRA driver expected to provide the devices., type: str, default: gpu.nvidia.com}
   expect:
-    description:
-      - Checks on the allocated devices, C(product_contains) (a substring of C(productName)), C(min_memory)
-        (a quantity such as V(16Gi)) and C(attributes) (exact values).
+    description: Checks on the allocated devices, C(product_contains) (a substring of C(productName)), C(min_memory)
+      (a quantity such as V(16Gi)) and C(attributes) (exact values).
     type: dict
   node_selector:
-    description:
-      - Node selector for the probe pods. One that matches no node fails at once, before anything is created.
+    description: Node selector for the probe pods. One that matches no node fails at once, before anything is created.
     type: dict
-  tolerations:
-    description: Tolerations for the probe pods.
-    type: list
-    elements: dict
+  tolerations: {description: Tolerations for the probe pods., type: list, elements: dict}
   pod_security:
     description:
       - Pod Security level for a namespace the module creates; the probe's securityContext follows it.
@@ -108,24 +83,12 @@ options:
     type: str
     choices: [restricted, baseline, privileged, none]
     default: restricted
-  pod_annotations:
-    description: Annotations for the probe pods.
-    type: dict
-  timeout:
-    description: Seconds to wait for allocation, binding and the probe's completion.
-    type: int
-    default: 300
-  keep:
-    description: Leave the test objects in place (for debugging).
-    type: bool
-    default: false
+  pod_annotations: {description: Annotations for the probe pods., type: dict}
+  timeout: {description: "Seconds to wait for allocation, binding and the probe's completion.", type: int, default: 300}
+  keep: {description: Leave the test objects in place (for debugging)., type: bool, default: false}
 attributes:
-  check_mode:
-    support: full
-    description: Creates nothing; reports what it would run.
-  diff_mode:
-    support: none
-    description: The test leaves nothing behind to compare.
+  check_mode: {support: full, description: Creates nothing; reports what it would run.}
+  diff_mode: {support: none, description: The test leaves nothing behind to compare.}
 notes:
   - A passing test leaves the cluster as it found it, so it reports no change unless O(keep=true).
 requirements:
@@ -134,14 +97,14 @@ requirements:
 
 EXAMPLES = r"""
 - name: One GPU, checked from inside the container
-  dra.gpu.claim_smoke_test:
+  dra.gpu.claim_smoke_check:
     expect:
       min_memory: 16Gi
 
 # Drivers publish NVML's byte total, a little under the marketing figure (an H100 80GB has
 # 81559Mi, an A10 or L4 about 22.5Gi): compare with a floor below it.
 - name: One 80 GB-class GPU, else two 24 GB-class GPUs
-  dra.gpu.claim_smoke_test:
+  dra.gpu.claim_smoke_check:
     first_available:
       - name: big
         selectors: ["device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0"]
@@ -149,7 +112,7 @@ EXAMPLES = r"""
         count: 2
 
 - name: Two pods sharing one GPU, allocation only
-  dra.gpu.claim_smoke_test:
+  dra.gpu.claim_smoke_check:
     pods: 2
     verify: allocation
 """
@@ -160,11 +123,8 @@ node:
   returned: success
   type: raw
   sample: node-a
-devices:
-  description: The allocated devices with their attributes and capacity.
-  returned: success
-  type: list
-  elements: dict
+devices: {description: The allocated devices with their attributes and capacity., returned: success, type: list,
+          elements: dict}
 first_available_choice:
   description: The O(first_available) alternative the scheduler chose, or V(null).
   returned: success
@@ -175,11 +135,7 @@ timings:
   returned: success
   type: dict
   sample: {allocated_after: 0.41, completed_after: 0.93, verified_after: 1.02}
-probe_outputs:
-  description: What each probe printed.
-  returned: success
-  type: list
-  elements: dict
+probe_outputs: {description: What each probe printed., returned: success, type: list, elements: dict}
 shared:
   description:
     - With O(pods) above 1 (one shared claim), C(pods), C(same_devices) (every pod saw the same devices, checked at
@@ -203,71 +159,30 @@ failure:
       read the claim yet, the driver is not registered yet) do not fail the run; a timeout names them.
   returned: failure
   type: str
-left_behind:
-  description: Objects the cleanup could not remove in time.
-  returned: when cleanup failed
-  type: list
-  elements: str
+left_behind: {description: Objects the cleanup could not remove in time., returned: when cleanup failed, type: list,
+              elements: str}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, smoke
-from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
-from ansible_collections.dra.gpu.plugins.module_utils.smoke_run import SmokeRun
+from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, smoke, smoke_run
 
 
 def main():
     spec = client.auth_argument_spec()
-    spec.update(
-        namespace=dict(type="str", default="dra-gpu-smoke-test"),
-        device_class=dict(type="str", default="gpu.nvidia.com"),
-        count=dict(type="int", default=1),
-        selectors=dict(type="list", elements="str", default=[]),
-        first_available=dict(type="list", elements="dict"),
-        pods=dict(type="int", default=1),
-        image=dict(type="str", default="nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"),
-        command=dict(type="list", elements="str", default=["sh", "-c", "{ nvidia-smi -L; env | grep '^CUDA_MPS_' || true; } | tee /dev/termination-log"]),
-        probe=dict(type="str", choices=["nvidia", "example", "custom"], default="nvidia"),
-        probe_pattern=dict(type="str"),
-        probe_attribute=dict(type="str"),
-        verify=dict(type="str", choices=["allocation", "container"], default="container"),
-        driver=dict(type="str", default="gpu.nvidia.com"),
-        expect=dict(type="dict"),
-        node_selector=dict(type="dict"),
-        tolerations=dict(type="list", elements="dict"),
-        pod_security=dict(type="str", choices=["restricted", "baseline", "privileged", "none"], default="restricted"),
-        pod_annotations=dict(type="dict"),
-        timeout=dict(type="int", default=300),
-        keep=dict(type="bool", default=False),
-    )
+    spec.update(smoke.ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
                            required_if=[("probe", "custom", ("probe_pattern",))],
                            mutually_exclusive=[("first_available", "selectors")])
     client.check_libraries(module)
-    params = module.params
-    inputs.refuse(module, smoke.input_checks(params))
+    inputs.refuse(module, smoke.input_checks(module.params))
     if module.check_mode:
-        module.exit_json(changed=False, msg="check mode: would run a smoke test in namespace %s" % params["namespace"])
-    kube = client.Kube(client.api_client(module))
-    run = SmokeRun(kube, params)
-    result, failure = None, None
-    try:
-        result = run.run()
-    except SmokeFailure as exc:
-        failure = exc
-    except client.ApiException as exc:
-        failure = SmokeFailure("api", "the smoke test could not talk to the API server: %s"
-                               % client.api_error_message(exc))
-    left = [] if params["keep"] else run.cleanup()
-    if failure is not None:
-        details = dict(failure.details, failure=failure.kind, timings=run.timings)
-        if left:
-            details["left_behind"] = left
-        module.fail_json(msg=str(failure), **details)
-    if left:
-        module.fail_json(msg="the smoke test passed but could not remove %s" % ", ".join(left), left_behind=left, **result)
-    module.exit_json(changed=bool(params["keep"]), **result)
+        module.exit_json(changed=False, msg="check mode: would run a smoke test in namespace %s"
+                         % module.params["namespace"])
+    passed, result = smoke_run.run_and_clean_up(client.Kube(client.api_client(module)), module.params)
+    if not passed:
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
-"""Runs last (file order): restarting the API server slows the controllers for a while
-(their watches and RBAC caches rebuild), which would disturb the tests after it."""
+"""Restarting the API server slows the controllers for a while (their watches and RBAC
+caches rebuild), which would disturb the tests after it: marked to run last (conftest.py)."""
 
 import os
 import subprocess
 import time
 
+import pytest
+
 from conftest import RESOURCE, driver_slice, wait_in_thread
+
+pytestmark = pytest.mark.restarts_api_server
 
 
 def test_wait_survives_an_api_server_restart(api, custom, test_driver):

@@ -5,7 +5,7 @@ RBAC storage unreachable for N seconds (tests/lab/labctl/rbac_gate.py): it serve
 refuses with 403 every user whose rights come from RBAC, and /readyz fails, exactly as a
 kubeadm control plane does while its RBAC informers fill after `kubeadm upgrade apply` or
 a kubelet restart. Each test first proves the window is open (a plain call gets 403), so
-none can pass by timing. Runs late (file order): the restart slows the controllers.
+none can pass by timing. Marked to run last (conftest.py): the restart slows the controllers.
 """
 
 import json
@@ -19,6 +19,8 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from conftest import run_playbook, task_results
+
+pytestmark = pytest.mark.restarts_api_server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LAB = os.path.join(ROOT, "tests", "lab", "lab.py")
