@@ -96,7 +96,13 @@ def test_mig_devices_repeat_their_parents_addressing_mode():
 
 
 class FakeCore:
-    """Just enough of CoreV1Api for the simulator to register nodes."""
+    """Just enough of CoreV1Api for the simulator to register nodes (and write kubeadm-config)."""
+
+    def __init__(self):
+        self.config_maps = []
+
+    def create_namespaced_config_map(self, namespace, body):
+        self.config_maps.append((namespace, body))
 
     def create_node(self, body):
         return types.SimpleNamespace(metadata=types.SimpleNamespace(uid="uid-" + body["metadata"]["name"]),
@@ -265,3 +271,13 @@ def test_lab_status_prints_the_report_and_fails(tmp_path, capsys):
     assert cluster.status(cfg) == 1
     out = capsys.readouterr().out
     assert "simulator reports:" in out and DOTS_MESSAGE in out
+
+
+def test_the_simulator_writes_kubeadm_config_as_kubeadm_init_does(tmp_path):
+    """The lab stands in for a kubeadm cluster: dra.gpu tells kubeadm apart by this ConfigMap."""
+    sim = _simulator(tmp_path, "always")
+    sim.ensure_kubeadm_config()
+    [(namespace, body)] = sim.core.config_maps
+    assert namespace == "kube-system" and body["metadata"]["name"] == "kubeadm-config"
+    text = body["data"]["ClusterConfiguration"]
+    assert "apiVersion: kubeadm.k8s.io/v1beta4" in text and "kubernetesVersion: v1.35.4" in text
