@@ -199,7 +199,9 @@ def operator_values(identity, layout, toolkit_enabled, user_values):
 
 
 def operator_note(identity):
-    """One sentence for the gpu_operator plan's notes about this distribution, or None for kubeadm."""
-    if identity["distribution"] == KUBEADM:
+    """One sentence for the gpu_operator plan's notes about this distribution, or None for kubeadm
+    and for a cluster with no marks whose kubeadm-config was not read (nothing is known to say)."""
+    if identity["distribution"] == KUBEADM or (identity["distribution"] == UNKNOWN
+                                               and not identity.get("kubeadm_checked")):
         return None
     return "%s: %s." % (identity["title"], DISTRIBUTIONS[identity["distribution"]]["operator"])

@@ -185,6 +185,7 @@ def test_the_operator_plan_leaves_the_toolkit_defaults_on_kubeadm_and_the_users_
     plan = run_module("dra.gpu.gpu_operator_plan", {"version": "v26.3.1", "check_charts": False})
     operator = [r for r in plan["releases"] if r["chart"] == "gpu-operator"][0]
     assert "env" not in operator["values"].get("toolkit", {})
+    assert not any(note.startswith("an unrecognised distribution") for note in plan["notes"]), plan["notes"]
     cluster_as("k3s")
     mine = [{"name": "CONTAINERD_SOCKET", "value": "/run/custom/containerd.sock"}]
     plan = run_module("dra.gpu.gpu_operator_plan", {"version": "v26.3.1", "check_charts": False,

@@ -94,3 +94,10 @@ def test_every_distribution_has_what_the_checks_print():
     for distribution, info in ci.DISTRIBUTIONS.items():
         assert info["title"] and info["operator"], distribution
         assert (info["upgrade_with"] is None) == (distribution == ci.KUBEADM)
+
+
+def test_the_operator_plan_notes_only_what_is_known():
+    assert ci.operator_note(ci.identify("v1.35.4", [node()])) is None  # kubeadm-config not read: no guess
+    assert ci.operator_note(ci.identify("v1.35.4", [node()], kubeadm_config=True)) is None
+    assert ci.operator_note(ci.identify("v1.35.4", [node()], kubeadm_config=False)).startswith("an unrecognised")
+    assert ci.operator_note(ci.identify("v1.35.4+k3s1", [node()])).startswith("k3s: ")
