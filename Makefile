@@ -30,7 +30,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
 .PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts \
-        sanity lint units integration benchmarks collection docs clean
+        sanity lint units integration integration-apiserver integration-nodes benchmarks collection docs clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -108,8 +108,14 @@ units: bootstrap ## Unit tests: ansible-test units, the lab's own unit tests, th
 collection: bootstrap ## Build the tarball into build/dist and install it into build/installed-collections
 	@tests/collection/build-and-install.sh
 
-integration: bootstrap ## Integration tests against a fresh test lab (stopped afterwards)
+integration: bootstrap ## Integration tests against fresh test labs (stopped afterwards): the two parts below
 	@$(TEST_LAB) $(TEST_NODE_LAB) tests/integration/run.sh
+
+integration-apiserver: bootstrap ## Its first part, no root: a fresh API-server test lab, pytest, molecule, the installed tarball
+	@$(TEST_LAB) tests/integration/run-apiserver-lab.sh
+
+integration-nodes: bootstrap ## Its second part, root: the node lab, its mirror, molecule node_upgrade, nothing left behind
+	@$(TEST_LAB) $(TEST_NODE_LAB) tests/integration/run-node-lab.sh
 
 benchmarks: bootstrap ## Run tests/benchmarks and print ratios
 	@$(VENV_BIN)/python tests/benchmarks/run.py

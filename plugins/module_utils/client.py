@@ -16,6 +16,10 @@ __metaclass__ = type
 
 import copy
 
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dra.gpu.plugins.module_utils import inputs
+
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
@@ -48,6 +52,23 @@ PLURALS = {"DeviceClass": "deviceclasses", "ResourceClaim": "resourceclaims",
 def auth_argument_spec():
     """kubernetes.core's connection options, copied so callers may extend them."""
     return copy.deepcopy(AUTH_ARG_SPEC)
+
+
+def kube_module(options, checks=None, needs_libraries=True, **module_options):
+    """The AnsibleModule every dra.gpu module starts with (kubernetes.core's AnsibleK8SModule, ours).
+
+    ``options`` gets kubernetes.core's connection options added; the module supports check
+    mode; the libraries are checked; ``checks(params)`` (inputs.refuse's checks) fails the
+    module before it reads or changes anything. ``module_options`` go to AnsibleModule
+    (required_if, mutually_exclusive...)."""
+    spec = auth_argument_spec()
+    spec.update(options)
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True, **module_options)
+    if needs_libraries:
+        check_libraries(module)
+    if checks:
+        inputs.refuse(module, checks(module.params))
+    return module
 
 
 def check_libraries(module):
@@ -198,20 +219,32 @@ def get_json(api, path, query=None, timeout=None):
     ``query`` is a list of (name, value) pairs. A non-2xx answer raises :class:`ApiException`
     with the server's status and body, as the typed calls do.
     """
+    return request_json(api, "GET", path, query, timeout=timeout)
+
+
+def request_json(api, method, path, query=None, body=None, content_type=None, timeout=None):
+    """``method`` on ``path`` through the ApiClient ``api`` (its credentials, certificates and
+    proxy), ``body`` sent as JSON text (which is also YAML, for apply patches) with
+    ``content_type``; the answer parsed by json.loads. A non-2xx answer raises :class:`ApiException`."""
     import json
     query = list(query or [])
     headers = {"Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    text = None if body is None else json.dumps(body)
     if hasattr(api, "param_serialize"):  # kubernetes >= 34
-        request = api.param_serialize(method="GET", resource_path=path, query_params=query, header_params=headers,
-                                      auth_settings=["BearerToken"])
+        extra = {} if text is None else {"body": text}
+        request = api.param_serialize(method=method, resource_path=path, query_params=query, header_params=headers,
+                                      auth_settings=["BearerToken"], **extra)
         response = api.call_api(*request, _request_timeout=timeout)
         data = response.read()
         if not 200 <= response.status <= 299:
             raise ApiException.from_response(http_resp=response, body=(data or b"").decode("utf-8", "replace"),
                                              data=None)
     else:  # older clients raise non-2xx answers themselves
-        response = api.call_api(path, "GET", query_params=query, header_params=headers, auth_settings=["BearerToken"],
-                                _preload_content=False, _return_http_data_only=True, _request_timeout=timeout)
+        response = api.call_api(path, method, query_params=query, header_params=headers, body=text,
+                                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                                _request_timeout=timeout)
         data = response.data
     return json.loads(data)
 
@@ -292,7 +325,11 @@ def api_error_message(exc):
     body = getattr(exc, "body", None)
     if body:
         try:
-            return json.loads(body).get("message") or str(exc)
+            status = json.loads(body)
         except (TypeError, ValueError):
             return str(body)
+        # A Status object carries the message; any other JSON body is shown as it came.
+        if isinstance(status, dict):
+            return status.get("message") or str(exc)
+        return str(body)
     return str(exc)

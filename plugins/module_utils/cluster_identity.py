@@ -168,6 +168,22 @@ def identify(server_version, nodes, kubeadm_config=None):
     }
 
 
+def read(kube, server_version, nodes):
+    """(identity, kubeadm's ClusterConfiguration or {}): the one read of the distribution that
+    dra_readiness, upgrade_plan and gpu_operator_plan share. ``kube`` is a client.Kube, ``nodes``
+    node summaries. An identity that may not read kube-system's ConfigMaps (403) is told so in its
+    evidence, and nothing is refused for an unmarked cluster, as when kubeadm-config was not read."""
+    # Imported here: client imports versions, which imports this module.
+    from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
+    try:
+        kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
+    except ApiException as exc:
+        if exc.status != 403:
+            raise
+        return identify(server_version, nodes), {}
+    return identify(server_version, nodes, kubeadm_config=bool(kubeadm)), kubeadm
+
+
 def upgrade_refusal(identity):
     """Why dra.gpu.cluster_upgrade must not run here, as {code, message, fix}, or None for kubeadm."""
     distribution = identity["distribution"]

@@ -1,7 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: dra.gpu contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""DeviceClasses: validate with the API server, preview matches, apply idempotently."""
+"""DeviceClasses: validate with the API server, preview matches, apply idempotently.
+
+Classes are written by server-side apply with the field manager ``dra.gpu``: the applied body
+holds only what this module declares (the name, the labels it is given, the spec), so labels
+and annotations other managers set are never in it and survive. Conflicts are forced: the
+body names no field but this module's own, so forcing only takes back those fields (a
+selector someone edited by hand, a class an older release of this collection wrote with a
+full replace) and can never touch anything else.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,9 +19,13 @@ import re
 
 from ansible_collections.dra.gpu.plugins.module_utils import cel, inventory, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
-    RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
+    RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message, request_json)
 
 PLURAL = "deviceclasses"
+FIELD_MANAGER = "dra.gpu"
+APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+# Metadata the API server keeps for itself: never part of what a class says, so never a change.
+BOOKKEEPING = ("managedFields", "resourceVersion", "generation", "creationTimestamp", "uid")
 
 
 class DeviceClassError(Exception):
@@ -52,11 +64,29 @@ def validate_input(selectors, config):
                                % "; ".join(problems))
 
 
-def comparable(obj):
-    """The parts of a DeviceClass this module manages: labels it sets and the spec."""
+def content(obj):
+    """A DeviceClass without the server's bookkeeping (managedFields, resourceVersion,
+    generation, creationTimestamp, uid): what a diff shows and a change is measured by."""
     if obj is None:
         return None
-    return {"labels": (obj.get("metadata") or {}).get("labels") or {}, "spec": obj.get("spec") or {}}
+    metadata = dict((k, v) for k, v in (obj.get("metadata") or {}).items() if k not in BOOKKEEPING)
+    return dict(obj, metadata=metadata)
+
+
+def ownership(obj, manager=FIELD_MANAGER):
+    """The fields ``manager`` holds by Apply, as managedFields records them (without the time
+    of the last apply), or None when it holds none."""
+    for entry in ((obj or {}).get("metadata") or {}).get("managedFields") or []:
+        if entry.get("manager") == manager and entry.get("operation") == "Apply" and not entry.get("subresource"):
+            return {"apiVersion": entry.get("apiVersion"), "fieldsV1": entry.get("fieldsV1")}
+    return None
+
+
+def apply_changes(live, applied):
+    """Whether applying would change the class: it does not exist yet, what it says would differ,
+    or the fields this module owns would (a first apply over a class another tool wrote, a
+    field someone else took over since). ``applied`` is the dry-run apply's answer."""
+    return live is None or content(live) != content(applied) or ownership(live) != ownership(applied)
 
 
 class DeviceClasses:
@@ -71,15 +101,11 @@ class DeviceClasses:
                 return None
             raise
 
-    def write(self, body, live, dry_run):
-        kwargs = {"dry_run": "All"} if dry_run else {}
+    def apply(self, body, dry_run):
+        """Server-side apply of ``body`` (created when missing) as field manager ``dra.gpu``,
+        conflicts forced; with ``dry_run`` the server answers the class it would store."""
         try:
-            if live is None:
-                return self.kube.custom.create_cluster_custom_object(
-                    RESOURCE_GROUP, RESOURCE_VERSION, PLURAL, body, **kwargs)
-            body = dict(body, metadata=dict(body["metadata"], resourceVersion=live["metadata"]["resourceVersion"]))
-            return self.kube.custom.replace_cluster_custom_object(
-                RESOURCE_GROUP, RESOURCE_VERSION, PLURAL, body["metadata"]["name"], body, **kwargs)
+            return apply_request(self.kube.api, body, dry_run)
         except ApiException as exc:
             if exc.status in (400, 403, 422):
                 raise DeviceClassError("the API server rejected DeviceClass %s: %s"
@@ -95,6 +121,19 @@ class DeviceClasses:
                 raise
 
 
+def apply_query(dry_run):
+    """The apply call's query parameters."""
+    return [("fieldManager", FIELD_MANAGER), ("force", "true")] + ([("dryRun", "All")] if dry_run else [])
+
+
+def apply_request(api, body, dry_run):
+    """PATCH ``body`` as an apply patch through the ApiClient ``api``; returns the class the
+    server answers, parsed. The body goes as JSON text (JSON is YAML), so no client version's
+    own body encoding or argument checks are in the way; a non-2xx answer raises ApiException."""
+    path = "/apis/%s/%s/%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION, PLURAL, body["metadata"]["name"])
+    return request_json(api, "PATCH", path, apply_query(dry_run), body, APPLY_CONTENT_TYPE)
+
+
 EXTENDED_RESOURCE_HELP = (
     "this API server (%s) does not keep spec.extendedResourceName: the DRAExtendedResource feature is alpha "
     "and off by default in Kubernetes 1.35 and beta from 1.36. Remove extended_resource_name, or enable the "
@@ -105,7 +144,7 @@ def check(kube, name, selectors, config=None, extended_resource_name=None, label
           slices=None):
     """Everything the API server and the live devices say about one class, changing nothing.
 
-    A server-side dry run of the create or replace, the selectors evaluated against the
+    A server-side dry-run apply, the selectors evaluated against the
     published devices (a non-bool result, no match when one is required), and whether the
     server keeps extendedResourceName. Returns ``{live, body, dry, preview, changed}``; raises
     DeviceClassError with the reason. ``slices`` lets a caller checking many classes list the
@@ -119,8 +158,8 @@ def check(kube, name, selectors, config=None, extended_resource_name=None, label
     problem = cel.non_bool_problem([("selectors[%d]" % i, e) for i, e in enumerate(selectors or [])], None, slices)
     if problem:
         raise DeviceClassError(problem)
-    body = desired_object(name, selectors, config, extended_resource_name, merge_labels(live, labels))
-    dry = classes.write(body, live, dry_run=True)
+    body = desired_object(name, selectors, config, extended_resource_name, labels)
+    dry = classes.apply(body, dry_run=True)
     if extended_resource_name and not (dry.get("spec") or {}).get("extendedResourceName"):
         raise DeviceClassError(EXTENDED_RESOURCE_HELP % kube.server_version())
     result = preview(selectors, slices)
@@ -132,7 +171,7 @@ def check(kube, name, selectors, config=None, extended_resource_name=None, label
             raise DeviceClassError("DeviceClass %s would match no device: %s" % (name, "; ".join(lines)),
                                    explanation=lines, preview=result)
     return {"live": live, "body": body, "dry": dry, "preview": result,
-            "changed": comparable(live) != comparable(dry)}
+            "changed": apply_changes(live, dry)}
 
 
 def list_problems(kube, entries, require_match=False, labels=None):
@@ -154,12 +193,6 @@ def list_problems(kube, entries, require_match=False, labels=None):
         except ApiException as exc:
             problems.append("%s: %s" % (entry["name"], api_error_message(exc)))
     return problems
-
-
-def merge_labels(live, wanted):
-    merged = dict(((live or {}).get("metadata") or {}).get("labels") or {})
-    merged.update(wanted or {})
-    return merged
 
 
 def preview(selectors, slices):

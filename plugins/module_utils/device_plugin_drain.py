@@ -16,6 +16,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_handover as handover
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_workloads
 from ansible_collections.dra.gpu.plugins.module_utils import watch
@@ -79,7 +80,7 @@ class DevicePluginDrain:
                                                  namespace=namespace)
             budgets.extend(items)
         pods = [{"metadata": {"namespace": h["namespace"], "labels": h["labels"]}} for h in holders]
-        return sorted(set(b for p in pods for b in handover.blocking_budgets(budgets, p)))
+        return drain_budgets.blocking(budgets, pods)
 
     def _wait_gone(self, node, holders, deadline):
         """Watch the node's pods until no pod there holds nvidia.com/gpu; ask again, now and then,

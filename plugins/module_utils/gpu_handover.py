@@ -127,16 +127,6 @@ def selector_matches(selector, labels):
     return True
 
 
-def blocking_budgets(budgets, pod):
-    """The PodDisruptionBudgets of ``pod``'s namespace that select it and allow no disruption now."""
-    namespace = pod["metadata"]["namespace"]
-    labels = pod["metadata"].get("labels") or {}
-    return sorted("%s/%s" % (namespace, b["metadata"]["name"]) for b in budgets
-                  if b["metadata"].get("namespace") == namespace
-                  and selector_matches((b.get("spec") or {}).get("selector"), labels)
-                  and ((b.get("status") or {}).get("disruptionsAllowed") or 0) == 0)
-
-
 def eviction_refusal(left, budgets, evicted, released, timeout):
     """Why the holders could not all be evicted in time, and what was undone."""
     named = ", ".join("%s/%s on %s" % (h["namespace"], h["name"], h["node"]) for h in left[:NAMED])

@@ -32,11 +32,11 @@ def cluster_nodes(kube, gpu_node_selector):
             "summaries": [kube_nodes.summary(n) for n in all_items]}
 
 
-def distribution(server_version, summaries, params):
-    """(identity, operator values): the distribution the nodes show, and the user's values option over
+def distribution(kube, server_version, summaries, params):
+    """(identity, operator values): the distribution the cluster shows, and the user's values option over
     its toolkit settings, because k3s and RKE2 run containerd elsewhere than the operator's
     defaults look. Raises gov.PlanError on a version or mode the plan cannot lay out."""
-    identity = cluster_identity.identify(server_version, summaries)
+    identity, _kubeadm = cluster_identity.read(kube, server_version, summaries)
     layout = gov.resolve_layout(params["version"], params["dra_enabled"], params["dra_mode"])
     return identity, cluster_identity.operator_values(identity, layout, params["toolkit_enabled"], params["values"])
 

@@ -66,6 +66,40 @@ class PlanError(ValueError):
     """A combination we refuse before touching the cluster; the message says what to change."""
 
 
+# The options of module gpu_operator_plan (documented in gpu_operator_plan.yml).
+ARGUMENT_SPEC = dict(
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    version=dict(type="str", required=True),
+    dra_enabled=dict(type="bool", default=True),
+    dra_mode=dict(type="str", choices=list(MODES), default="auto"),
+    driver_enabled=dict(type="bool", default=True),
+    toolkit_enabled=dict(type="bool", default=True),
+    gpu_node_selector=dict(type="str", default=nvidia.GPU_NODE_SELECTOR),
+    dra_nodes=dict(type="list", elements="str", default=[]),
+    values=dict(type="dict", default={}),
+    dra_driver_values=dict(type="dict", default={}),
+    dra_driver_version=dict(type="str"),
+    image_registry=dict(type="str"),
+    dra_sharing=dict(type="bool", default=False),
+    namespace=dict(type="str", default="gpu-operator"),
+    dra_driver_namespace=dict(type="str", default="nvidia-dra-driver-gpu"),
+    release_name=dict(type="str", default="gpu-operator"),
+    dra_driver_release_name=dict(type="str", default="nvidia-dra-driver-gpu"),
+    min_kubernetes_version=dict(type="str", default="1.35"),
+    chart_source=dict(type="str", choices=["repo", "oci", "local"], default="repo"),
+    chart_repo_url=dict(type="str", default=DEFAULT_REPO_URL),
+    dra_driver_chart_repo_url=dict(type="str"),
+    oci_repository=dict(type="str"),
+    dra_driver_oci_repository=dict(type="str"),
+    chart_dir=dict(type="path"),
+    check_charts=dict(type="bool", default=True),
+    binary_path=dict(type="path"),
+    helm_timeout=dict(type="int", default=60),
+    force_removal=dict(type="bool", default=False),
+    evict_device_plugin_pods=dict(type="bool", default=False),
+)
+
+
 def parse_version(text):
     """'v26.3.1' or '26.3.1' -> (26, 3, 1)."""
     match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)$", str(text or "").strip())
@@ -470,10 +504,11 @@ def layout_notes(layout, upgrade, info, releases):
 def check_cluster(server_version, serves_resource_v1, minimum, dra_enabled=True):
     """Refusals about the cluster itself: too old, or no resource.k8s.io/v1."""
     problems = []
-    current = parse_kubernetes(server_version)
-    wanted = parse_minimum(minimum)
-    if current[:2] < wanted[:2] or (wanted[2] is not None and current[:2] == wanted[:2] and
-                                    (current[2] or 0) < wanted[2]):
+    try:
+        current, wanted = versions.parse(server_version), versions.parse_input(minimum)
+    except versions.VersionError as exc:
+        raise PlanError(str(exc))
+    if not versions.meets(current, wanted):
         problems.append("the cluster runs Kubernetes %s, below the minimum %s for DRA with these charts; "
                         "upgrade first (dra.gpu.cluster_upgrade)" % (server_version, minimum))
     if dra_enabled and not serves_resource_v1:
@@ -536,19 +571,3 @@ def _registry(option, registry):
 def _oci(option, value, source):
     raise inputs.InputError("%s oci needs %s starting with oci:// (got %r), e.g. oci://registry.example.com/charts"
                             % (source, option, value))
-
-
-def parse_minimum(text):
-    """A minimum version a person wrote: the whole text is the version ('1.3x' is refused)."""
-    try:
-        return versions.parse_input(text)
-    except versions.VersionError as exc:
-        raise PlanError(str(exc))
-
-
-def parse_kubernetes(text):
-    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text or "").strip())
-    if not match:
-        raise PlanError("%r is not a Kubernetes version" % (text,))
-    major, minor, patch = match.groups()
-    return int(major), int(minor), int(patch) if patch is not None else None

@@ -71,20 +71,21 @@ def versions_list(name, values, exact=True):
     return [version("%s[%d]" % (name, index), item, exact=exact) for index, item in enumerate(values or [])]
 
 
-def dns_label(name, value, what="namespace"):
+def _kubernetes_name(name, value, what, pattern, longest, rule):
     text = str(value or "")
-    if len(text) > 63 or not DNS_LABEL.match(text):
-        raise InputError("%s is %s, which is not a valid %s name: use at most 63 lowercase letters, digits and '-', "
-                         "starting and ending with a letter or digit (e.g. gpu-operator)" % (name, _show(value), what))
+    if len(text) > longest or not pattern.match(text):
+        raise InputError("%s is %s, which is not a valid %s name: %s" % (name, _show(value), what, rule))
     return text
+
+
+def dns_label(name, value, what="namespace"):
+    return _kubernetes_name(name, value, what, DNS_LABEL, 63, "use at most 63 lowercase letters, digits and '-', "
+                            "starting and ending with a letter or digit (e.g. gpu-operator)")
 
 
 def dns_subdomain(name, value, what="object"):
-    text = str(value or "")
-    if len(text) > 253 or not DNS_SUBDOMAIN.match(text):
-        raise InputError("%s is %s, which is not a valid %s name: use lowercase letters, digits, '-' and '.', "
-                         "starting and ending with a letter or digit (e.g. gpu.example.com)" % (name, _show(value), what))
-    return text
+    return _kubernetes_name(name, value, what, DNS_SUBDOMAIN, 253, "use lowercase letters, digits, '-' and '.', "
+                            "starting and ending with a letter or digit (e.g. gpu.example.com)")
 
 
 def helm_release(name, value):
@@ -186,7 +187,7 @@ def unique(name, values, what="entry"):
 def in_inventory(name, hosts, inventory, implicit=("localhost", "127.0.0.1")):
     """Every host is an inventory host (or the implicit localhost)."""
     known = set(inventory or [])
-    missing = [h for h in hosts if h not in known and h not in implicit]
+    missing = [str(h) for h in hosts if h not in known and h not in implicit]
     if missing:
         shown = sorted(known)
         raise InputError("%s names %s, which %s not in the inventory (its hosts: %s); add %s to the inventory or "

@@ -12,12 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, versions
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, node_rules, versions
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
-# Container runtimes and the first version that injects devices through CDI by default.
-CDI_BY_DEFAULT = {"containerd": (2, 0), "cri-o": (1, 27)}
-CONTAINERD_CDI_OPT_IN = (1, 7)
 
 
 def _check(name, status, message, fix=None, nodes=None):
@@ -29,19 +26,9 @@ def _check(name, status, message, fix=None, nodes=None):
     return item
 
 
-def _runtime(text):
-    """'containerd://2.1.4' -> ('containerd', (2, 1)); unknown parts -> None."""
-    name, _sep, version = str(text or "").partition("://")
-    parts = version.lstrip("v").split(".")
-    try:
-        return name, (int(parts[0]), int(parts[1]))
-    except (IndexError, ValueError):
-        return name or None, None
-
-
 def check_server(server_version, nodes, min_version, available, identity=None):
     current, minimum = versions.parse(server_version), versions.parse(min_version)
-    if versions.minor_of(current) >= versions.minor_of(minimum):
+    if versions.meets(current, minimum):
         return _check("server_version", PASS, "the API server runs %s (at least %s)" % (
             versions.text(current), min_version)), []
     plan = versions.plan(server_version, nodes, min_version, available, dra_min=min_version)
@@ -81,42 +68,26 @@ def check_kubelets(gpu_nodes, min_version):
 
 
 def check_runtimes(gpu_nodes):
-    failing, opt_in, unknown = [], [], []
-    for node in gpu_nodes:
-        name, version = _runtime(node.get("runtime"))
-        first = CDI_BY_DEFAULT.get(name)
-        if first is None or version is None:
-            unknown.append("%s (%s)" % (node["name"], node.get("runtime") or "no runtime reported"))
-        elif version >= first:
-            continue
-        elif name == "containerd" and version >= CONTAINERD_CDI_OPT_IN:
-            opt_in.append(node["name"])
-        else:
-            failing.append("%s (%s)" % (node["name"], node.get("runtime")))
-    if failing or unknown:
+    runtime_of = dict((n["name"], n.get("runtime") or "no runtime reported") for n in gpu_nodes)
+    findings = [f for f in (node_rules.cdi(n["name"], n.get("runtime")) for n in gpu_nodes) if f]
+    blocking = [f for f in findings if f["severity"] == node_rules.BLOCKER]
+    if blocking:
         return _check("container_runtime", FAIL, "GPU nodes whose runtime cannot inject devices through CDI: %s" %
-                      ", ".join(failing + unknown),
-                      "run containerd 2.0 or later (CDI on by default), containerd 1.7 with enable_cdi = true, "
-                      "or CRI-O 1.27 or later")
-    if opt_in:
+                      ", ".join("%s (%s)" % (f["node"], runtime_of[f["node"]]) for f in blocking),
+                      blocking[0]["fix"], [f["node"] for f in blocking])
+    if findings:
         return _check("container_runtime", WARN, "containerd 1.7 injects CDI devices only when enable_cdi = true",
-                      "check enable_cdi = true in the CRI plugin section of /etc/containerd/config.toml, or move to "
-                      "containerd 2.x (needed anyway before Kubernetes 1.36)", opt_in)
+                      findings[0]["fix"], [f["node"] for f in findings])
     return _check("container_runtime", PASS, "every GPU node's runtime injects CDI devices by default")
 
 
 def check_cgroups(gpu_nodes, node_facts):
-    v1, unknown = [], []
-    for node in gpu_nodes:
-        fs = (node_facts.get(node["name"]) or {}).get("cgroup_fs")
-        if not fs:
-            unknown.append(node["name"])
-        elif fs != "cgroup2fs":
-            v1.append(node["name"])
+    facts = dict((n["name"], (node_facts.get(n["name"]) or {}).get("cgroup_fs")) for n in gpu_nodes)
+    v1 = [name for name, fs in facts.items() if node_rules.cgroup(name, fs)]
+    unknown = [name for name, fs in facts.items() if not fs]
     if v1:
         return _check("cgroup_v2", FAIL, "GPU nodes on cgroup v1: %s" % ", ".join(sorted(v1)),
-                      "boot them with cgroup v2 (systemd.unified_cgroup_hierarchy=1); from 1.35 the kubelet "
-                      "refuses cgroup v1 unless failCgroupV1: false", v1)
+                      node_rules.CGROUP_V1_FIX, v1)
     if unknown:
         return _check("cgroup_v2", WARN, "cgroup version not checked on %d GPU node(s): the hosts were not reachable"
                       " as inventory hosts" % len(unknown),

@@ -37,6 +37,17 @@ def _stripped(values, prefix):
     return dict((k[len(prefix):], v) for k, v in (values or {}).items() if k.startswith(prefix))
 
 
+def _mappings(listed, root, shape, checks):
+    """(label, entry) for each mapping in ``listed``; any other entry gets a check that fails
+    naming it and ``shape`` (what each entry must be)."""
+    for index, item in enumerate(listed):
+        label = "%s[%d]" % (root, index)
+        if isinstance(item, dict):
+            yield label, item
+        else:
+            checks.append(lambda label=label, item=item: _fail("%s is %r; each %s" % (label, item, shape)))
+
+
 def device_classes(values, inventory):
     checks = []
     listed = values.get("device_classes_list")
@@ -46,12 +57,8 @@ def device_classes(values, inventory):
                                   "selectors" % (listed,))]
         names = [c.get("name") for c in listed if isinstance(c, dict)]
         checks.append(lambda: inputs.unique("device_classes_list", names, "class"))
-        for index, item in enumerate(listed):
-            label = "device_classes_list[%d]" % index
-            if not isinstance(item, dict):
-                checks.append(lambda label=label, item=item: _fail("%s is %r; each class is a mapping with name "
-                                                                   "and selectors" % (label, item)))
-                continue
+        for label, item in _mappings(listed, "device_classes_list", "class is a mapping with name and selectors",
+                                     checks):
             label = "%s (%s)" % (label, item.get("name")) if item.get("name") else label
             checks.append(lambda label=label, item=item: inputs.dns_subdomain(label + ".name", item.get("name"),
                                                                               "DeviceClass"))
@@ -162,6 +169,7 @@ def cluster_upgrade(values, inventory):
         lambda: _repo_url(values.get("cluster_upgrade_repo_url")),
     ]
     for option, minimum in (("cluster_upgrade_drain_timeout", 1), ("cluster_upgrade_drain_retry_delay", 1),
+                            ("cluster_upgrade_drain_retries", 0),
                             ("cluster_upgrade_drain_grace_period", 0), ("cluster_upgrade_node_ready_timeout", 1),
                             ("cluster_upgrade_api_ready_timeout", 1), ("cluster_upgrade_api_retry_timeout", 0),
                             ("cluster_upgrade_api_retry_delay", 1), ("cluster_upgrade_api_restart_window", 0)):
@@ -217,12 +225,8 @@ def workload_migration(values, inventory):
     checks = [lambda: inputs.dns_subdomain("workload_migration_device_class",
                                            values.get("workload_migration_device_class"), "DeviceClass"),
               lambda: inputs.seconds("workload_migration_timeout", values.get("workload_migration_timeout"))]
-    for index, item in enumerate(listed):
-        label = "workload_migration_workloads[%d]" % index
-        if not isinstance(item, dict):
-            checks.append(lambda label=label, item=item: _fail("%s is %r; each workload is a mapping with namespace "
-                                                               "and name (or label_selector)" % (label, item)))
-            continue
+    for label, item in _mappings(listed, "workload_migration_workloads",
+                                 "workload is a mapping with namespace and name (or label_selector)", checks):
         checks.append(lambda label=label, item=item: _one_workload(label, item))
     return checks
 

@@ -174,9 +174,12 @@ def _mps_parameters(mps, where, problems):
         config["defaultActiveThreadPercentage"] = mps["active_thread_percentage"]
     if mps.get("pinned_memory_limit") is not None:
         config["defaultPinnedDeviceMemoryLimit"] = str(mps["pinned_memory_limit"])
-    if mps.get("per_device_pinned_memory_limit"):
-        config["defaultPerDevicePinnedMemoryLimit"] = {str(k): str(v) for k, v in
-                                                       mps["per_device_pinned_memory_limit"].items()}
+    per_device = mps.get("per_device_pinned_memory_limit")
+    if per_device and not isinstance(per_device, dict):
+        problems.append("%s.mps.per_device_pinned_memory_limit is %r; write a map of device index or UUID to a "
+                        "limit, e.g. {\"0\": 8Gi}" % (where, per_device))
+    elif per_device:
+        config["defaultPerDevicePinnedMemoryLimit"] = {str(k): str(v) for k, v in per_device.items()}
     return config
 
 
@@ -242,7 +245,8 @@ def device_classes(entries, managed_labels=None, root="gpu_sharing_classes"):
         where = "%s[%d]" % (root, index)
         found = entry_problems(entry, where)
         name = entry.get("name") if isinstance(entry, dict) else None
-        if name in seen:
+        # An entry without a name is reported by entry_problems, not as a duplicate.
+        if name is not None and name in seen:
             found.append("%s.name %s is listed twice" % (where, name))
         seen.add(name)
         if not found:

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, node_rules
 
 _VERSION = r"^v?(\d+)\.(\d+)(?:\.(\d+))?"
 _VERSION_RE = re.compile(_VERSION)
@@ -60,6 +60,13 @@ def minor_of(version):
     return version[0], version[1]
 
 
+def meets(version, minimum):
+    """Whether ``version`` is at least ``minimum``; a minimum without a patch ('1.35') asks for the minor only."""
+    if minor_of(version) != minor_of(minimum):
+        return minor_of(version) > minor_of(minimum)
+    return minimum[2] is None or (version[2] or 0) >= minimum[2]
+
+
 def newest_patch(available, minor):
     """The newest available version of a minor, or None."""
     candidates = [v for v in (parse_input(a) for a in available or []) if minor_of(v) == minor and v[2] is not None]
@@ -102,11 +109,15 @@ def _full(version):
     return version[:2] + (version[2] or 0,)
 
 
+def lagging(current, nodes):
+    """The nodes whose kubelet is older than the API server (``current``): a failed run resumed."""
+    return [n["name"] for n in nodes if _full(parse(n.get("kubelet") or "0.0")) < _full(current)]
+
+
 def passes_needed(current, path, nodes):
     """How many passes of cluster_upgrade the whole path takes: one per hop, plus one first
-    when kubelets lag behind the API server (a failed run resumed)."""
-    behind = any(_full(parse(n.get("kubelet") or "0.0")) < _full(current) for n in nodes)
-    return len(path) + (1 if behind else 0)
+    when kubelets lag behind the API server."""
+    return len(path) + (1 if lagging(current, nodes) else 0)
 
 
 def too_many_passes(current, path, nodes, passes_left):
@@ -126,11 +137,13 @@ def too_many_passes(current, path, nodes, passes_left):
 def next_pass(current, path, order):
     """What one pass of cluster_upgrade does: bring lagging kubelets up to the API server's
     version first (a failed run resumed), else the next hop for the whole cluster."""
-    behind = [n["name"] for n in order if _full(parse(n.get("kubelet") or "0.0")) < _full(current)]
+    behind = lagging(current, order)
     if behind:
-        return {"version": text(current), "control_plane_upgrade": False, "nodes": behind}
+        return {"version": text(current), "minor": "%d.%d" % minor_of(current), "control_plane_upgrade": False,
+                "nodes": behind}
     if path:
-        return {"version": text(path[0]), "control_plane_upgrade": True, "nodes": [n["name"] for n in order]}
+        return {"version": text(path[0]), "minor": "%d.%d" % minor_of(path[0]), "control_plane_upgrade": True,
+                "nodes": [n["name"] for n in order]}
     return None
 
 
@@ -213,20 +226,12 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
                 node["name"], text(kubelet), KUBELET_MAX_SKEW, text(first)),
                 "upgrade that node's kubelet to at least %d.%d before the control plane moves" % (
                     first[0], first[1] - KUBELET_MAX_SKEW)))
-        facts = node_facts.get(node["name"]) or {}
-        cgroup = facts.get("cgroup_fs")
-        if cgroup and cgroup != "cgroup2fs" and wanted[1] >= 35:
-            blockers.append(_issue("cgroup_v1", "%s runs cgroup v1 (%s); from 1.35 the kubelet refuses it by default"
-                                   % (node["name"], cgroup), "move the node to cgroup v2 (systemd.unified_cgroup_"
-                                   "hierarchy=1), or set failCgroupV1: false in its KubeletConfiguration knowingly"))
-        runtime = str(node.get("runtime") or "")
-        if runtime.startswith("containerd://1."):
-            if wanted[1] >= 36:
-                blockers.append(_issue("containerd_1", "%s runs %s; Kubernetes 1.36 needs containerd 2.0 or later" % (
-                    node["name"], runtime), "upgrade containerd to 2.x on that node before the 1.36 hop"))
-            elif wanted[1] == 35:
-                warnings.append(_issue("containerd_1", "%s runs %s; 1.35 is the last minor that supports containerd 1.x"
-                                       % (node["name"], runtime), "plan containerd 2.x (also enables CDI by default)"))
+        for finding in (node_rules.cgroup(node["name"], (node_facts.get(node["name"]) or {}).get("cgroup_fs"),
+                                          wanted[1]),
+                        node_rules.containerd_version(node["name"], node.get("runtime"), wanted[1])):
+            if finding:
+                (blockers if finding["severity"] == node_rules.BLOCKER else warnings).append(
+                    _issue(finding["code"], finding["message"], finding["fix"]))
     if kube_proxy_mode == "ipvs" and wanted[1] >= 35:
         warnings.append(_issue("kube_proxy_ipvs", "kube-proxy runs in ipvs mode, deprecated from 1.35",
                                "plan a move to nftables or iptables mode"))
@@ -235,7 +240,7 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
                                "run `kubeadm config migrate` to v1beta4 before the 1.37 hop"))
     order = sorted(nodes, key=lambda n: (not n.get("control_plane"), n["name"]))
     up_to_date = not path and not any(b["code"] == "downgrade" for b in blockers) \
-        and not any(_full(parse(n.get("kubelet") or "0.0")) < _full(current) for n in nodes)
+        and not lagging(current, nodes)
     # Another distribution's cluster already at the target is fine (site.yml goes on); one
     # with work left must be upgraded with that distribution's own tool.
     refusal = None if up_to_date else refusal

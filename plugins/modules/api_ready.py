@@ -69,16 +69,12 @@ ready_at:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import api_ready, client
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(node=dict(type="str"), timeout=dict(type="int", default=300), auth_grace=dict(type="int", default=10))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(dict(node=dict(type="str"), timeout=dict(type="int", default=300),
+                                     auth_grace=dict(type="int", default=10)))
     params = module.params
     for name in ("timeout", "auth_grace"):
         if params[name] < 0 or (name == "timeout" and params[name] == 0):

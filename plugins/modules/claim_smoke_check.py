@@ -163,19 +163,13 @@ left_behind: {description: Objects the cleanup could not remove in time., return
               elements: str}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, smoke, smoke_run
+from ansible_collections.dra.gpu.plugins.module_utils import client, smoke, smoke_run
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(smoke.ARGUMENT_SPEC)
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
-                           required_if=[("probe", "custom", ("probe_pattern",))],
-                           mutually_exclusive=[("first_available", "selectors")])
-    client.check_libraries(module)
-    inputs.refuse(module, smoke.input_checks(module.params))
+    module = client.kube_module(smoke.ARGUMENT_SPEC, checks=smoke.input_checks,
+                                required_if=[("probe", "custom", ("probe_pattern",))],
+                                mutually_exclusive=[("first_available", "selectors")])
     if module.check_mode:
         module.exit_json(changed=False, msg="check mode: would run a smoke test in namespace %s"
                          % module.params["namespace"])

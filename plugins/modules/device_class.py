@@ -15,8 +15,13 @@ author:
   - dra.gpu developers (@dra-gpu)
 description:
   - Creates, updates or deletes a DeviceClass (C(resource.k8s.io/v1)).
-  - Before applying, a server-side dry run validates the class, so a bad CEL expression fails with the API
-    server's own message and nothing is created.
+  - Writes the class by server-side apply with the field manager C(dra.gpu), conflicts forced. The applied
+    class holds only the name, O(labels) and the spec, so annotations and labels other managers set are kept,
+    and forcing only takes back those fields. A label this module applied earlier and O(labels) no longer
+    names is removed.
+  - Before applying, a server-side dry-run apply validates the class, so a bad CEL expression fails with the
+    API server's own message and nothing is created. The class is applied only when that dry run differs from
+    the live class (its content, or the fields C(dra.gpu) owns), so a second run changes nothing.
   - The API server does not check attribute names, so a class that was accepted may still match nothing.
     This module previews which live devices the class matches by evaluating its selectors locally (cel-python
     plus Kubernetes' C(device) variable, quantity and semver functions) and returns RV(matched_devices).
@@ -55,7 +60,9 @@ options:
         the C(DRAExtendedResource) feature gate).
     type: str
   labels:
-    description: Labels to set on the class. Labels set by others are kept.
+    description:
+      - Labels to set on the class. Labels set by others are kept; a label this module set earlier and no longer
+        listed here is removed.
     type: dict
   require_match:
     description:
@@ -66,10 +73,10 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Validates with a server-side dry run and previews matches, without changing the cluster.
+    description: Validates with a server-side dry-run apply and previews matches, without changing the cluster.
   diff_mode:
     support: full
-    description: Shows the labels and spec before and after.
+    description: Shows the class before and after (metadata without the server's bookkeeping, and the spec).
 requirements:
   - kubernetes >= 34.1.0
   - cel-python >= 0.5.0
@@ -106,7 +113,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 device_class:
-  description: The DeviceClass as the API server returned it (the dry-run result in check mode).
+  description:
+    - The DeviceClass as the API server returned it (the dry-run apply's result in check mode or when nothing
+      changed).
   returned: when O(state=present)
   type: dict
 matched_devices:
@@ -126,31 +135,23 @@ preview:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, inputs
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(
-        name=dict(type="str", required=True),
-        state=dict(type="str", choices=["present", "absent"], default="present"),
-        selectors=dict(type="list", elements="str", default=[]),
-        config=dict(type="list", elements="dict"),
-        extended_resource_name=dict(type="str"),
-        labels=dict(type="dict"),
-        require_match=dict(type="bool", default=False),
-    )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(name=dict(type="str", required=True),
+             state=dict(type="str", choices=["present", "absent"], default="present"),
+             selectors=dict(type="list", elements="str", default=[]),
+             config=dict(type="list", elements="dict"),
+             extended_resource_name=dict(type="str"),
+             labels=dict(type="dict"),
+             require_match=dict(type="bool", default=False)),
+        checks=lambda params: [lambda: inputs.dns_subdomain("name", params["name"], "DeviceClass"),
+                               lambda: inputs.strings("selectors", params["selectors"]),
+                               lambda: inputs.labels("labels", params["labels"])])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.dns_subdomain("name", params["name"], "DeviceClass"),
-        lambda: inputs.strings("selectors", params["selectors"]),
-        lambda: inputs.labels("labels", params["labels"]),
-    ])
     try:
         kube = client.Kube(client.api_client(module))
         classes = dc.DeviceClasses(kube)
@@ -159,19 +160,19 @@ def main():
             if live is not None:
                 classes.delete(params["name"], dry_run=module.check_mode)
             module.exit_json(changed=live is not None,
-                             diff={"before": dc.comparable(live) or {}, "after": {}})
+                             diff={"before": dc.content(live) or {}, "after": {}})
         found = dc.check(kube, params["name"], params["selectors"], params["config"],
                          params["extended_resource_name"], params["labels"], params["require_match"])
         applied = found["dry"]
         if found["changed"] and not module.check_mode:
-            applied = classes.write(found["body"], found["live"], dry_run=False)
+            applied = classes.apply(found["body"], dry_run=False)
     except dc.DeviceClassError as exc:
         module.fail_json(msg=str(exc), **exc.details)
     except client.ApiException as exc:
         module.fail_json(msg="DeviceClass %s: %s" % (params["name"], client.api_error_message(exc)))
     module.exit_json(changed=found["changed"], device_class=applied, matched_devices=found["preview"]["matched_devices"],
                      preview=found["preview"],
-                     diff={"before": dc.comparable(found["live"]) or {}, "after": dc.comparable(found["dry"])})
+                     diff={"before": dc.content(found["live"]) or {}, "after": dc.content(found["dry"])})
 
 
 if __name__ == "__main__":

@@ -107,25 +107,19 @@ still_offering:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, watch
 from ansible_collections.dra.gpu.plugins.module_utils.device_plugin_drain import DevicePluginDrain, DrainFailed
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(state=dict(type="str", choices=["drained", "released"], default="drained"),
-                nodes=dict(type="list", elements="str", default=[]),
-                timeout=dict(type="int", default=300))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(state=dict(type="str", choices=["drained", "released"], default="drained"),
+             nodes=dict(type="list", elements="str", default=[]),
+             timeout=dict(type="int", default=300)),
+        checks=lambda params: [lambda: inputs.seconds("timeout", params["timeout"]),
+                               lambda: inputs.strings("nodes", params["nodes"]),
+                               lambda: inputs.unique("nodes", params["nodes"], "node")])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.seconds("timeout", params["timeout"]),
-        lambda: inputs.strings("nodes", params["nodes"]),
-        lambda: inputs.unique("nodes", params["nodes"], "node"),
-    ])
     try:
         drain = DevicePluginDrain(client.Kube(client.api_client(module)))
         if params["state"] == "drained":

@@ -106,33 +106,26 @@ upgrade_path:
   sample: [{version: 1.35.4, minor: "1.35"}]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, readiness, versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(min_version=dict(type="str", default="1.35"),
-                node_facts=dict(type="dict", default={}),
-                available_versions=dict(type="list", elements="str", default=[]))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(min_version=dict(type="str", default="1.35"),
+             node_facts=dict(type="dict", default={}),
+             available_versions=dict(type="list", elements="str", default=[])),
+        checks=lambda params: [lambda: inputs.version("min_version", params["min_version"]),
+                               lambda: inputs.versions_list("available_versions", params["available_versions"])])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.version("min_version", params["min_version"]),
-        lambda: inputs.versions_list("available_versions", params["available_versions"]),
-    ])
 
     def read(kube):
         sets, _version = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)
         daemonsets = [{"namespace": d["metadata"]["namespace"], "name": d["metadata"]["name"]} for d in sets]
         server, nodes = kube.server_version(), kube_nodes.list_summaries(kube)
-        kubeadm = bool(kube.kube_system_config("kubeadm-config", "ClusterConfiguration"))
+        identity, _kubeadm = cluster_identity.read(kube, server, nodes)
         return readiness.assess(server, kube.serves_resource_v1(), nodes, daemonsets, params["min_version"],
-                                params["node_facts"], params["available_versions"],
-                                cluster_identity.identify(server, nodes, kubeadm_config=kubeadm))
+                                params["node_facts"], params["available_versions"], identity)
 
     client.exit_with_reading(module, read, versions.VersionError)
 

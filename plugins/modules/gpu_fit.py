@@ -169,25 +169,18 @@ ignored_pools:
     - {driver: gpu.nvidia.com, pool: node-c, generation: 2, reason: "incomplete: 1 of 2 slices published"}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_fit, inputs
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(
-        workloads=dict(type="list", elements="dict", required=True),
-        nodes=dict(type="list", elements="str"),
-        driver=dict(type="str", default=gpu_fit.DEFAULT_DRIVER),
-    )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(workloads=dict(type="list", elements="dict", required=True),
+             nodes=dict(type="list", elements="str"),
+             driver=dict(type="str", default=gpu_fit.DEFAULT_DRIVER)),
+        checks=lambda params: gpu_fit.input_checks(params["workloads"]) + [
+            lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
+            lambda: inputs.strings("nodes", params["nodes"])])
     params = module.params
-    inputs.refuse(module, gpu_fit.input_checks(params["workloads"]) + [
-        lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
-        lambda: inputs.strings("nodes", params["nodes"]),
-    ])
 
     def read(kube):
         slice_list, _version = kube.slices(params["driver"])

@@ -102,20 +102,15 @@ mig_profiles:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, driver_gates, inventory, sharing_config
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(classes=dict(type="list", elements="dict", required=True),
-                managed_labels=dict(type="dict", default={}),
-                mig_layout=dict(type="str", default=""),
-                check_gates=dict(type="bool", default=True),
-                variable_name=dict(type="str", default="classes"))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(dict(classes=dict(type="list", elements="dict", required=True),
+                                     managed_labels=dict(type="dict", default={}),
+                                     mig_layout=dict(type="str", default=""),
+                                     check_gates=dict(type="bool", default=True),
+                                     variable_name=dict(type="str", default="classes")))
     params = module.params
     try:
         classes, gates = sharing_config.device_classes(params["classes"], params["managed_labels"],

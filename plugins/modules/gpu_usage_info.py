@@ -157,22 +157,16 @@ generated_at:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_usage, inputs, usage_report
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(
-        driver=dict(type="str", default=gpu_usage.DEFAULT_DRIVER),
-        render=dict(type="list", elements="str", choices=["html", "markdown"], default=[]),
-        cluster_name=dict(type="str"),
-    )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(driver=dict(type="str", default=gpu_usage.DEFAULT_DRIVER),
+             render=dict(type="list", elements="str", choices=["html", "markdown"], default=[]),
+             cluster_name=dict(type="str")),
+        checks=lambda params: [lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver")])
     params = module.params
-    inputs.refuse(module, [lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver")])
     try:
         reader = client.RawReader(client.api_client(module))
         result = gpu_usage.usage(reader.slices(params["driver"])[0], reader.claims(), reader.pods(), reader.nodes(),

@@ -111,24 +111,16 @@ summary:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_workloads, inputs
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(
-        namespaces=dict(type="list", elements="str"),
-        driver=dict(type="str", default=gpu_workloads.DEFAULT_DRIVER),
-    )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(namespaces=dict(type="list", elements="str"),
+             driver=dict(type="str", default=gpu_workloads.DEFAULT_DRIVER)),
+        checks=lambda params: [lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
+                               lambda: inputs.strings("namespaces", params["namespaces"])])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
-        lambda: inputs.strings("namespaces", params["namespaces"]),
-    ])
 
     def read(kube):
         listed = kube.workloads()

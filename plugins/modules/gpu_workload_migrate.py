@@ -166,18 +166,13 @@ rolled_back: {description: True when the rollout failed and the old template was
 rollback: {description: "The rollback's rollout, C(state) and C(message).", returned: when rolled_back, type: dict}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, workload_migration_run as run
+from ansible_collections.dra.gpu.plugins.module_utils import client, workload_migration_run as run
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(run.ARGUMENT_SPEC)
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True, required_one_of=[("name", "label_selector")],
-                           mutually_exclusive=[("name", "label_selector")])
-    client.check_libraries(module)
-    inputs.refuse(module, run.input_checks(module.params))
+    module = client.kube_module(run.ARGUMENT_SPEC, checks=run.input_checks,
+                                required_one_of=[("name", "label_selector")],
+                                mutually_exclusive=[("name", "label_selector")])
     passed, result = run.run_module(client.Kube(client.api_client(module)), module.params, module.check_mode,
                                     module._diff)
     if not passed:

@@ -91,18 +91,15 @@ problems:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, connection, role_inputs, role_reads
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(role=dict(type="str", required=True, choices=list(role_inputs.ROLES)),
-                inputs=dict(type="dict", required=True),
-                inventory_hosts=dict(type="list", elements="str", default=[]),
-                connect=dict(type="bool", default=True))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    # The libraries are checked only when it connects: the inputs alone need none.
+    module = client.kube_module(dict(role=dict(type="str", required=True, choices=list(role_inputs.ROLES)),
+                                     inputs=dict(type="dict", required=True),
+                                     inventory_hosts=dict(type="list", elements="str", default=[]),
+                                     connect=dict(type="bool", default=True)), needs_libraries=False)
     params = module.params
     role, values = params["role"], params["inputs"]
     problems = role_inputs.problems(role, values, params["inventory_hosts"])

@@ -85,8 +85,6 @@ elapsed:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, inventory, mig_layout, nvidia, watch
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
@@ -123,21 +121,18 @@ def _wait_for_devices(kube, names, profile, timeout):
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(nodes=dict(type="list", elements="str", default=[]), layout=dict(type="str"),
-                profile=dict(type="str"), state=dict(type="str", choices=["present", "absent"], default="present"),
-                timeout=dict(type="int", default=600))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
-                           required_if=[("state", "present", ("layout",))])
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(nodes=dict(type="list", elements="str", default=[]), layout=dict(type="str"),
+             profile=dict(type="str"), state=dict(type="str", choices=["present", "absent"], default="present"),
+             timeout=dict(type="int", default=600)),
+        checks=lambda params: [
+            lambda: inputs.seconds("timeout", params["timeout"]),
+            lambda: params["state"] == "present" and inputs.strings("nodes", params["nodes"], allow_empty_list=False),
+            lambda: params["state"] == "present" and inputs.unique("nodes", params["nodes"], "node")],
+        required_if=[("state", "present", ("layout",))])
     params = module.params
     present = params["state"] == "present"
     profile = params["profile"] or (mig_layout.layout_profile(params["layout"]) if present else None)
-    inputs.refuse(module, [
-        lambda: inputs.seconds("timeout", params["timeout"]),
-        lambda: present and inputs.strings("nodes", params["nodes"], allow_empty_list=False),
-        lambda: present and inputs.unique("nodes", params["nodes"], "node"),
-    ])
     started = time.monotonic()
     wanted = set(params["nodes"]) if present else set()
     try:

@@ -61,25 +61,20 @@ elapsed:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, node_wait, watch
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(names=dict(type="list", elements="str", required=True),
-                kubelet_version=dict(type="str"),
-                timeout=dict(type="int", default=300))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(names=dict(type="list", elements="str", required=True),
+             kubelet_version=dict(type="str"),
+             timeout=dict(type="int", default=300)),
+        checks=lambda params: [
+            lambda: inputs.seconds("timeout", params["timeout"]),
+            lambda: inputs.strings("names", params["names"], allow_empty_list=False),
+            lambda: inputs.unique("names", params["names"], "node"),
+            lambda: params["kubelet_version"] and inputs.version("kubelet_version", params["kubelet_version"])])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.seconds("timeout", params["timeout"]),
-        lambda: inputs.strings("names", params["names"], allow_empty_list=False),
-        lambda: inputs.unique("names", params["names"], "node"),
-        lambda: params["kubelet_version"] and inputs.version("kubelet_version", params["kubelet_version"]),
-    ])
     started = time.monotonic()
     try:
         kube = client.Kube(client.api_client(module, rides_out_restarts=True))

@@ -127,20 +127,15 @@ ignored_pools:
     - {driver: gpu.nvidia.com, pool: node-c, generation: 2, reason: "incomplete: 1 of 2 slices published"}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, slices
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(slices.FILTER_ARGUMENT_SPEC)
-    spec.update(slices.OUTPUT_ARGUMENT_SPEC)
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(slices.FILTER_ARGUMENT_SPEC, **slices.OUTPUT_ARGUMENT_SPEC),
+        checks=lambda params: [lambda: inputs.label_selector("node_selector", params["node_selector"]),
+                               lambda: slices.check_output(params["output"], params["fields"])])
     params = module.params
-    inputs.refuse(module, [lambda: inputs.label_selector("node_selector", params["node_selector"]),
-                           lambda: slices.check_output(params["output"], params["fields"])])
     try:
         reader = client.RawReader(client.api_client(module))
         result = slices.gather(reader, slices.Filters.from_params(params), params["include_allocations"],

@@ -125,34 +125,28 @@ plugin_pods:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import cel, client, inputs, slice_wait, slices, watch
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(slices.FILTER_ARGUMENT_SPEC)
-    spec.update(
-        driver=dict(type="str", required=True),
-        min_devices=dict(type="int"),
-        min_devices_per_node=dict(type="int", default=1),
-        selector=dict(type="str"),
-        timeout=dict(type="int", default=300),
-        driver_namespace=dict(type="str"),
-        plugin_pod_selectors=dict(type="list", elements="str", default=list(slice_wait.DEFAULT_PLUGIN_POD_SELECTORS)),
-    )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(slices.FILTER_ARGUMENT_SPEC,
+             driver=dict(type="str", required=True),
+             min_devices=dict(type="int"),
+             min_devices_per_node=dict(type="int", default=1),
+             selector=dict(type="str"),
+             timeout=dict(type="int", default=300),
+             driver_namespace=dict(type="str"),
+             plugin_pod_selectors=dict(type="list", elements="str",
+                                       default=list(slice_wait.DEFAULT_PLUGIN_POD_SELECTORS))),
+        checks=lambda params: [
+            lambda: inputs.seconds("timeout", params["timeout"]),
+            lambda: params["min_devices"] is not None and inputs.integer("min_devices", params["min_devices"]),
+            lambda: inputs.integer("min_devices_per_node", params["min_devices_per_node"]),
+            lambda: inputs.label_selector("node_selector", params["node_selector"]),
+            lambda: inputs.strings("nodes", params["nodes"]),
+            lambda: inputs.unique("nodes", params["nodes"] or [], "node")])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.seconds("timeout", params["timeout"]),
-        lambda: params["min_devices"] is not None and inputs.integer("min_devices", params["min_devices"]),
-        lambda: inputs.integer("min_devices_per_node", params["min_devices_per_node"]),
-        lambda: inputs.label_selector("node_selector", params["node_selector"]),
-        lambda: inputs.strings("nodes", params["nodes"]),
-        lambda: inputs.unique("nodes", params["nodes"] or [], "node"),
-    ])
     selectors = None
     if params["selector"]:
         try:

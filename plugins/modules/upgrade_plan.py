@@ -124,10 +124,10 @@ next_pass:
   description:
     - What one pass of the cluster_upgrade role does next, or null when nothing is left. Lagging kubelets come
       first (C(control_plane_upgrade) false, the API server's version), so a failed run resumes where it stopped;
-      otherwise the first hop for every node.
+      otherwise the first hop for every node. C(minor) is the version's minor, which names its package repository.
   returned: always
   type: dict
-  sample: {version: 1.35.4, control_plane_upgrade: true, nodes: [cp-1, gpu-1]}
+  sample: {version: 1.35.4, minor: "1.35", control_plane_upgrade: true, nodes: [cp-1, gpu-1]}
 cluster:
   description:
     - Which distribution runs the cluster (C(distribution) V(kubeadm), V(k3s), V(rke2), V(eks), V(gke), V(aks) or
@@ -148,36 +148,29 @@ up_to_date:
   type: bool
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
 def main():
-    spec = client.auth_argument_spec()
-    spec.update(target=dict(type="str", required=True),
-                available_versions=dict(type="list", elements="str", default=[]),
-                dra_min_version=dict(type="str", default="1.35"),
-                node_facts=dict(type="dict", default={}),
-                require_offered=dict(type="bool", default=False),
-                inventory_nodes=dict(type="dict", default={}),
-                passes_left=dict(type="int", no_log=False))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    client.check_libraries(module)
+    module = client.kube_module(
+        dict(target=dict(type="str", required=True),
+             available_versions=dict(type="list", elements="str", default=[]),
+             dra_min_version=dict(type="str", default="1.35"),
+             node_facts=dict(type="dict", default={}),
+             require_offered=dict(type="bool", default=False),
+             inventory_nodes=dict(type="dict", default={}),
+             passes_left=dict(type="int", no_log=False)),
+        checks=lambda params: [lambda: inputs.version("target", params["target"], latest=True),
+                               lambda: inputs.versions_list("available_versions", params["available_versions"]),
+                               lambda: inputs.version("dra_min_version", params["dra_min_version"])])
     params = module.params
-    inputs.refuse(module, [
-        lambda: inputs.version("target", params["target"], latest=True),
-        lambda: inputs.versions_list("available_versions", params["available_versions"]),
-        lambda: inputs.version("dra_min_version", params["dra_min_version"]),
-    ])
 
     def read(kube):
         proxy = kube.kube_system_config("kube-proxy", "config.conf")
-        kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
-        api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None
         server, nodes = kube.server_version(), kube_nodes.list_summaries(kube)
-        identity = cluster_identity.identify(server, nodes, kubeadm_config=bool(kubeadm))
+        identity, kubeadm = cluster_identity.read(kube, server, nodes)
+        api = str(kubeadm.get("apiVersion") or "").rsplit("/", 1)[-1] or None
         result = versions.plan(server, nodes, params["target"], params["available_versions"],
                                params["dra_min_version"], params["node_facts"], proxy.get("mode"), api,
                                params["require_offered"], params["inventory_nodes"], identity,

@@ -11,8 +11,13 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-import old_lab
 from waiting import wait_for_object, wait_until_gone
+
+# The lab's helpers (old_lab: labs beside the test lab) live with the lab's own tests.
+_LAB_HELPERS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "lab", "integration"))
+if _LAB_HELPERS not in sys.path:
+    sys.path.append(_LAB_HELPERS)
+import old_lab  # noqa: E402
 
 # The collection's module_utils, importable as Ansible sees them (build/collections, or the
 # installed tarball when run.sh runs the module tests from it).
@@ -99,15 +104,23 @@ def custom(api):
     return client.CustomObjectsApi(api)
 
 
-@pytest.fixture
-def namespace(core):
-    name = "it-" + uuid.uuid4().hex[:8]
+def scratch_namespace(core, prefix="it-", wait_gone=False):
+    """A fresh namespace for one test (a generator for fixtures), deleted afterwards; with
+    ``wait_gone`` the teardown waits until it is gone, so its pods' devices are free again."""
+    name = prefix + uuid.uuid4().hex[:8]
     core.create_namespace({"metadata": {"name": name}})
     # The service account controller adds "default" shortly after; pods need it.
     wait_for_object(core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
                     "the default service account in " + name, timeout=30, namespace=name)
     yield name
     core.delete_namespace(name)
+    if wait_gone:
+        wait_until_gone(core.list_namespace, lambda n: n["metadata"]["name"] == name, "namespace " + name, timeout=120)
+
+
+@pytest.fixture
+def namespace(core):
+    yield from scratch_namespace(core)
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,8 @@ sys.path.insert(0, os.path.join(REPO_ROOT, "build", "collections"))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "lab"))
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov  # noqa: E402
-from labctl import build as lab_build, paths as lab_paths  # noqa: E402
+from labctl import paths as lab_paths  # noqa: E402
+from labctl.apiserver import build as lab_build  # noqa: E402
 
 DEFAULT_OUT = os.path.join(REPO_ROOT, ".lab", "real-charts")
 DEFAULT_MIRROR = "mirror.example.com/nv"

@@ -1,7 +1,7 @@
 """The upgrade's calls right after kube-apiserver restarts, with the window held open.
 
 `lab.py restart kube-apiserver --hold-rbac N` restarts the lab's real API server with its
-RBAC storage unreachable for N seconds (tests/lab/labctl/rbac_gate.py): it serves, but
+RBAC storage unreachable for N seconds (tests/lab/labctl/apiserver/rbac_gate.py): it serves, but
 refuses with 403 every user whose rights come from RBAC, and /readyz fails, exactly as a
 kubeadm control plane does while its RBAC informers fill after `kubeadm upgrade apply` or
 a kubelet restart. Each test first proves the window is open (a plain call gets 403), so
@@ -35,7 +35,7 @@ BINDINGS = (
 
 
 def lab_kubeconfig(ident):
-    """The kubeconfig the lab writes for one of its token users (labctl.pki.TOKEN_USERS)."""
+    """The kubeconfig the lab writes for one of its token users (labctl.apiserver.pki.TOKEN_USERS)."""
     return os.path.join(os.path.dirname(os.environ["KUBECONFIG"]), "pki", ident + ".kubeconfig")
 
 

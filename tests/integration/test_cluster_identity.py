@@ -181,11 +181,22 @@ def test_the_operator_plan_points_the_toolkit_at_k3s_and_rke2_containerd(cluster
     assert any(note.startswith(plan["cluster"]["title"] + ": ") for note in plan["notes"])
 
 
-def test_the_operator_plan_leaves_the_toolkit_defaults_on_kubeadm_and_the_users_env_wins(cluster_as):
+def test_the_operator_plan_leaves_the_toolkit_defaults_on_kubeadm():
+    # The plan reads kube-system/kubeadm-config as preflight and the upgrade plan do (cluster_identity.read).
     plan = run_module("dra.gpu.gpu_operator_plan", {"version": "v26.3.1", "check_charts": False})
     operator = [r for r in plan["releases"] if r["chart"] == "gpu-operator"][0]
     assert "env" not in operator["values"].get("toolkit", {})
-    assert not any(note.startswith("an unrecognised distribution") for note in plan["notes"]), plan["notes"]
+    assert plan["cluster"]["distribution"] == "kubeadm"
+    assert not any(note.startswith(("kubeadm", "an unrecognised")) for note in plan["notes"]), plan["notes"]
+
+
+def test_the_operator_plan_calls_a_cluster_without_kubeadm_config_or_marks_unrecognised(without_kubeadm_config):
+    plan = run_module("dra.gpu.gpu_operator_plan", {"version": "v26.3.1", "check_charts": False})
+    assert plan["cluster"]["distribution"] == "unknown"
+    assert any(note.startswith("an unrecognised distribution") for note in plan["notes"]), plan["notes"]
+
+
+def test_the_users_toolkit_env_wins_on_k3s(cluster_as):
     cluster_as("k3s")
     mine = [{"name": "CONTAINERD_SOCKET", "value": "/run/custom/containerd.sock"}]
     plan = run_module("dra.gpu.gpu_operator_plan", {"version": "v26.3.1", "check_charts": False,

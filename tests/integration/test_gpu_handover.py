@@ -2,12 +2,11 @@
 items 4 and 5), against the lab: the simulated device plugin gives a real pod nvidia.com/gpu on
 node-a through the real scheduler; the simulated DRA driver's claim is allocated by it too."""
 
-import uuid
 
 import pytest
 from kubernetes import client
 
-from conftest import DRIVER, plugin_daemonset, run_module, run_playbook, slices_lister
+from conftest import DRIVER, plugin_daemonset, run_module, run_playbook, scratch_namespace, slices_lister
 from waiting import wait_for_object, wait_until_gone
 
 PAUSE = "registry.k8s.io/pause:3.10"
@@ -22,13 +21,7 @@ def offered(node):
 @pytest.fixture
 def scratch(api, custom):
     core = client.CoreV1Api(api)
-    ns = "it-handover-" + uuid.uuid4().hex[:6]
-    core.create_namespace({"metadata": {"name": ns}})
-    wait_for_object(core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
-                    "the default service account in " + ns, timeout=30, namespace=ns)
-    yield ns
-    core.delete_namespace(ns)
-    wait_until_gone(core.list_namespace, lambda n: n["metadata"]["name"] == ns, "namespace " + ns, timeout=120)
+    yield from scratch_namespace(core, "it-handover-", wait_gone=True)
     wait_for_object(core.list_node, lambda n: offered(n) is None, "node-a without nvidia.com/gpu", timeout=60,
                     field_selector="metadata.name=node-a")
     wait_until_gone(slices_lister(custom), lambda s: s["spec"]["driver"] == DRIVER, "the driver's slices", timeout=60)

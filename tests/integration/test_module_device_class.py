@@ -1,5 +1,5 @@
-"""dra.gpu.device_class against the lab: dry-run validation, preview, idempotence, and that
-the preview agrees with the real scheduler."""
+"""dra.gpu.device_class against the lab: dry-run validation, preview, idempotence, server-side
+apply that keeps what others set, and that the preview agrees with the real scheduler."""
 
 import uuid
 
@@ -109,6 +109,71 @@ def test_state_absent_removes_the_class_and_is_idempotent(plugin_everywhere, cus
     gone = run_module("dra.gpu.device_class", {"name": class_name, "state": "absent"})
     assert gone["changed"] and not _class_exists(custom, class_name)
     assert not run_module("dra.gpu.device_class", {"name": class_name, "state": "absent"})["changed"]
+
+
+def _read_class(custom, name):
+    return custom.get_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name)
+
+
+def _set_by_someone_else(custom, name, patch, manager="it-someone-else"):
+    """A merge patch under another field manager, as kubectl annotate/label or a controller writes."""
+    custom.patch_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", name, patch, field_manager=manager)
+
+
+def _managers(obj):
+    return sorted((m["manager"], m["operation"]) for m in obj["metadata"].get("managedFields") or [])
+
+
+def test_what_others_set_survives_server_side_apply(plugin_everywhere, custom, class_name):
+    args = {"name": class_name, "selectors": [MEMORY_AT_LEAST % "16Gi"], "labels": {"it.dra.gpu/team": "ml"}}
+    assert run_module("dra.gpu.device_class", args)["changed"]
+    _set_by_someone_else(custom, class_name, {"metadata": {
+        "annotations": {"it.example.com/owner": "platform team"}, "labels": {"it.example.com/tier": "gold"}}})
+    again = run_module("dra.gpu.device_class", args, diff=True)
+    assert not again.get("failed"), again.get("msg")
+    assert not again["changed"], "what others set is no change of this module's"
+    assert again["diff"]["before"] == again["diff"]["after"]
+    assert again["diff"]["after"]["metadata"]["annotations"] == {"it.example.com/owner": "platform team"}
+    live = _read_class(custom, class_name)
+    assert live["metadata"]["annotations"] == {"it.example.com/owner": "platform team"}
+    assert live["metadata"]["labels"] == {"it.dra.gpu/team": "ml", "it.example.com/tier": "gold"}
+    assert ("dra.gpu", "Apply") in _managers(live) and ("it-someone-else", "Update") in _managers(live)
+    ours = [m for m in live["metadata"]["managedFields"] if m["manager"] == "dra.gpu"][0]
+    assert "f:spec" in ours["fieldsV1"] and "f:annotations" not in ours["fieldsV1"]["f:metadata"]
+
+    # A change of the spec (which a full replace wrote over everything with) keeps them too, and a
+    # label this module applied before and no longer names is removed: it was the module's alone.
+    changed = run_module("dra.gpu.device_class", dict(args, selectors=[MEMORY_AT_LEAST % "20Gi"], labels={}),
+                         diff=True)
+    assert changed["changed"] and changed["diff"]["after"]["metadata"]["annotations"] == {
+        "it.example.com/owner": "platform team"}
+    live = _read_class(custom, class_name)
+    assert "20Gi" in live["spec"]["selectors"][0]["cel"]["expression"]
+    assert live["metadata"]["annotations"] == {"it.example.com/owner": "platform team"}
+    assert live["metadata"]["labels"] == {"it.example.com/tier": "gold"}
+    assert not run_module("dra.gpu.device_class", dict(args, selectors=[MEMORY_AT_LEAST % "20Gi"], labels={}))[
+        "changed"]
+
+
+def test_fields_this_module_owns_are_taken_back(plugin_everywhere, custom, class_name):
+    args = {"name": class_name, "selectors": ["device.driver == 'gpu.nvidia.com'"]}
+    # Written first without this module (as a release that replaced whole classes did): the same
+    # content, so only ownership moves; then changed by hand, which the next run takes back.
+    custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": class_name},
+        "spec": {"selectors": [{"cel": {"expression": args["selectors"][0]}}]}}, field_manager="it-older-release")
+    first = run_module("dra.gpu.device_class", args)
+    assert first["changed"] and ("dra.gpu", "Apply") in _managers(_read_class(custom, class_name))
+    assert not run_module("dra.gpu.device_class", args)["changed"]
+    _set_by_someone_else(custom, class_name, {"spec": {"selectors": [{"cel": {"expression": "true"}}]}})
+    checked = run_module("dra.gpu.device_class", args, check_mode=True, diff=True)
+    assert checked["changed"] and checked["diff"]["before"]["spec"]["selectors"][0]["cel"]["expression"] == "true"
+    assert _read_class(custom, class_name)["spec"]["selectors"][0]["cel"]["expression"] == "true"
+    taken = run_module("dra.gpu.device_class", args)
+    assert taken["changed"] and not taken.get("failed"), taken.get("msg")
+    live = _read_class(custom, class_name)
+    assert live["spec"]["selectors"][0]["cel"]["expression"] == args["selectors"][0]
+    assert not run_module("dra.gpu.device_class", args)["changed"]
 
 
 def _claim(name, class_name, count):

@@ -50,3 +50,32 @@ def test_report_only_mode_does_not_fail(old_cluster):
     rc, report, stderr = run_playbook(preflight_play(preflight_fail_on_blockers=False), env={"KUBECONFIG": old_cluster})
     assert rc == 0, stderr
     assert not readiness(report)["ready"]
+
+
+def test_a_gpu_host_read_once_serves_preflight_and_the_upgrade_plan(upgrade_inventory):
+    """host_facts reads node-b (this machine, through a local connection) once: the upgrade's plan
+    after preflight takes the answer from the fact, not from the host, and both judge it alike."""
+    import subprocess
+    cgroup_fs = subprocess.run(["stat", "-fc", "%T", "/sys/fs/cgroup/"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    plays = [{"hosts": "localhost", "gather_facts": False, "roles": [
+        {"role": "dra.gpu.preflight", "vars": {"preflight_gpu_hosts": ["node-b"], "preflight_fail_on_blockers": False}}]},
+        {"hosts": "localhost", "gather_facts": False, "tasks": [
+            {"name": "Plan as cluster_upgrade does", "ansible.builtin.include_role": {
+                "name": "dra.gpu.cluster_upgrade", "tasks_from": "plan"},
+             "vars": {"cluster_upgrade_target": "1.35", "cluster_upgrade_available_versions": ["1.35.4"]}}]}]
+    rc, report, stderr = run_playbook(plays, upgrade_inventory)
+    results = task_results(report)
+    reads = [r for name, r in results if name.endswith("Read the cgroup file system of each host not read yet")]
+    assert len(reads) == 2, [name for name, _r in results]
+    assert [item["stdout"] for item in reads[0]["results"]] == [cgroup_fs]
+    assert [item.get("skipped") for item in reads[1]["results"]] == [True]
+    cgroup_check = dict((c["name"], c) for c in readiness(report)["checks"])["cgroup_v2"]
+    plan = [r for name, r in results if name.endswith("Plan the upgrade from the live cluster")][0]
+    if cgroup_fs == "cgroup2fs":
+        assert rc == 0 and cgroup_check["status"] == "pass" and plan["blockers"] == [], stderr
+    else:
+        # This machine runs cgroup v1: preflight (report only) and the plan both name node-b.
+        assert cgroup_check["status"] == "fail" and cgroup_check["nodes"] == ["node-b"]
+        assert [b["code"] for b in plan["blockers"]] == ["cgroup_v1"] and "node-b" in plan["blockers"][0]["message"]
+        assert rc != 0

@@ -2,18 +2,26 @@
 # The node lab's host tools and build dependencies, and the browser the report test opens the
 # GPU usage page in, from Debian's packages: installed when missing (needs root).
 # libseccomp-dev: runc is linked statically against it.
+# `host-packages.sh browser`: the browser alone, all the tests of the API-server lab need
+# (tests/integration/run-apiserver-lab.sh, which needs no root once it is there).
 set -euo pipefail
 declare -A package_of=([systemd-nspawn]=systemd-container [debootstrap]=debootstrap [ssh]=openssh-client
                        [nsenter]=util-linux [dpkg-scanpackages]=dpkg-dev [gpg]=gnupg [chromium]=chromium)
 missing=()
-[ -e /usr/lib/x86_64-linux-gnu/libseccomp.a ] || missing+=(libseccomp-dev)
+who=node-lab
+if [ "${1:-}" = browser ]; then
+  package_of=([chromium]=chromium)
+  who=lab
+else
+  [ -e /usr/lib/x86_64-linux-gnu/libseccomp.a ] || missing+=(libseccomp-dev)
+fi
 for tool in "${!package_of[@]}"; do
   command -v "$tool" >/dev/null || missing+=("${package_of[$tool]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-  echo "node-lab: missing host tools; run as root: apt-get install -y ${missing[*]}" >&2
+  echo "$who: missing host tools; run as root: apt-get install -y ${missing[*]}" >&2
   exit 2
 fi
-echo "node-lab: installing ${missing[*]} from Debian's packages" >&2
+echo "$who: installing ${missing[*]} from Debian's packages" >&2
 apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }

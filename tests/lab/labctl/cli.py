@@ -1,12 +1,15 @@
-"""`lab.py build|up|down|status|env|mirror`: the one command line behind the Make targets."""
+"""`lab.py build|up|down|restart|status|env|mirror|node-up|node-down|node-env`: the one command line
+behind the Make targets, for both labs (labctl.apiserver, labctl.nodes)."""
 
 import argparse
 import os
 import sys
 import time
 
-from labctl import build, cluster, config, mirror, node_lab, node_machine, paths
-from labctl.processes import ComponentDied
+from labctl import gobuild, paths
+from labctl.apiserver import build, cluster, config
+from labctl.apiserver.processes import ComponentDied
+from labctl.nodes import lab as node_lab, machine as node_machine, mirror
 
 
 # The versions the node lab upgrades between.
@@ -76,7 +79,7 @@ def main(argv):
         if args.command == "env":
             print("\n".join(cluster.env_lines(cfg, args.venv_bin)))
             return 0
-    except (config.ConfigError, build.BuildError, mirror.MirrorError, node_lab.NodeLabError, node_machine.NodeError,
+    except (config.ConfigError, gobuild.BuildError, mirror.MirrorError, node_lab.NodeLabError, node_machine.NodeError,
             ComponentDied, TimeoutError) as exc:
         print("lab: error: %s" % exc, file=sys.stderr)
         return 2

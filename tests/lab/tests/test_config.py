@@ -2,7 +2,7 @@
 
 import pytest
 
-from labctl import config
+from labctl.apiserver import config
 
 
 def test_without_dra_only_on_1_34(monkeypatch):

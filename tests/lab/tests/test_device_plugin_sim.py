@@ -1,6 +1,6 @@
 """The simulated NVIDIA device plugin: nvidia.com/gpu offered while its pod runs, and never two GPU managers."""
 
-from labctl.sim import agent
+from labctl.apiserver.sim import agent
 
 from test_mig_and_rejections import _simulator
 

@@ -11,9 +11,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from labctl import cluster
-from labctl.processes import wait_for
-from labctl.sim import agent, gpus, report, topology
+from labctl.apiserver import cluster
+from labctl.apiserver.processes import wait_for
+from labctl.apiserver.sim import agent, gpus, report, topology
 
 TOPOLOGIES = os.path.join(os.path.dirname(__file__), "..", "topologies")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -3,7 +3,7 @@
 import gzip
 import hashlib
 
-from labctl import mirror
+from labctl.nodes import mirror
 
 
 def test_each_package_installs_what_the_upstream_one_does(tmp_path):

@@ -9,9 +9,9 @@ import tarfile
 import pytest
 import yaml
 
-from labctl import images, node_files, node_lab
+from labctl.nodes import files as node_files, images, lab as node_lab
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import node_lab_leftovers  # noqa: E402
 
 

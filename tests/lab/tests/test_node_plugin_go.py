@@ -8,13 +8,13 @@ import subprocess
 
 import pytest
 
-from labctl import build, paths
+from labctl import gobuild, paths
 
 SOURCE = os.path.join(paths.REPO_ROOT, "tests", "lab", "go")
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed (the lab needs it to build anything)")
 def test_labgpu_go_unit_tests_pass():
-    proc = subprocess.run(["go", "test", "-count=1", "./labgpu/"], cwd=SOURCE, env=build._go_env(),
+    proc = subprocess.run(["go", "test", "-count=1", "./labgpu/"], cwd=SOURCE, env=gobuild.go_env(),
                           capture_output=True, text=True, check=False, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from labctl.sim import agent, gpus, opaque, probe
+from labctl.apiserver.sim import agent, gpus, opaque, probe
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "build", "collections")))
 from ansible_collections.dra.gpu.plugins.module_utils import sharing_config  # noqa: E402

@@ -1,6 +1,6 @@
 """The simulated kubelet's version: from the topology, or from the annotation upgrade tests set."""
 
-from labctl.sim import agent
+from labctl.apiserver.sim import agent
 
 
 class RecordingCore:

@@ -4,7 +4,7 @@ operator label them, and publishes the compute-domain driver's devices where tha
 
 import pytest
 
-from labctl.sim import agent, compute_domain, gpus, pool
+from labctl.apiserver.sim import agent, compute_domain, gpus, pool
 
 from test_mig_and_rejections import _simulator
 

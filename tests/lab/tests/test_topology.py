@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from labctl.sim import gpus, topology
+from labctl.apiserver.sim import gpus, topology
 
 TOPOLOGIES = os.path.join(os.path.dirname(__file__), "..", "topologies")
 

@@ -5,6 +5,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity as ci
+from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
 
 
 def node(name="n1", kubelet="v1.35.4", labels=None, annotations=None, provider_id=None):
@@ -101,3 +102,42 @@ def test_the_operator_plan_notes_only_what_is_known():
     assert ci.operator_note(ci.identify("v1.35.4", [node()], kubeadm_config=True)) is None
     assert ci.operator_note(ci.identify("v1.35.4", [node()], kubeadm_config=False)).startswith("an unrecognised")
     assert ci.operator_note(ci.identify("v1.35.4+k3s1", [node()])).startswith("k3s: ")
+
+
+class ConfigMaps(object):
+    """kube_system_config as client.Kube answers it: the parsed document, {} when absent, or a refusal."""
+
+    def __init__(self, kubeadm=None, status=None):
+        self.kubeadm, self.status = kubeadm, status
+
+    def kube_system_config(self, name, key):
+        assert (name, key) == ("kubeadm-config", "ClusterConfiguration")
+        if self.status:
+            raise ApiException(status=self.status)
+        return self.kubeadm or {}
+
+
+UNMARKED = [{"name": "n1", "kubelet": "v1.35.4", "labels": {}, "annotations": {}, "provider_id": None}]
+
+
+def test_read_finds_kubeadm_by_its_configmap_and_returns_the_document():
+    document = {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration"}
+    identity, kubeadm = ci.read(ConfigMaps(document), "v1.35.4", UNMARKED)
+    assert identity["distribution"] == "kubeadm" and kubeadm == document
+
+
+def test_read_without_kubeadm_config_calls_an_unmarked_cluster_unknown_and_refuses_its_upgrade():
+    identity, kubeadm = ci.read(ConfigMaps(), "v1.35.4", UNMARKED)
+    assert (identity["distribution"], identity["kubeadm_checked"], kubeadm) == ("unknown", True, {})
+    assert ci.upgrade_refusal(identity)["code"] == "not_kubeadm"
+
+
+def test_read_that_may_not_see_kube_system_refuses_nothing_for_an_unmarked_cluster():
+    identity, _kubeadm = ci.read(ConfigMaps(status=403), "v1.35.4", UNMARKED)
+    assert (identity["distribution"], identity["kubeadm_checked"]) == ("unknown", False)
+    assert ci.upgrade_refusal(identity) is None and ci.operator_note(identity) is None
+
+
+def test_read_passes_other_api_errors_on():
+    with pytest.raises(ApiException):
+        ci.read(ConfigMaps(status=500), "v1.35.4", UNMARKED)

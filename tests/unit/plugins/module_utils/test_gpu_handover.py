@@ -2,6 +2,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_handover as handover
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_workloads
 
@@ -94,7 +95,8 @@ def test_budgets_that_select_the_pod_and_allow_nothing_block_it():
         budget("does-not-exist", {"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, 0),
         budget("everything", {}, 0),
     ]
-    assert handover.blocking_budgets(budgets, target) == ["ml/by-expression", "ml/everything", "ml/exists", "ml/llm"]
+    # The drain of the device plugin's holders asks the same rule as cluster_upgrade's drain.
+    assert drain_budgets.blocking(budgets, [target]) == ["ml/by-expression", "ml/everything", "ml/exists", "ml/llm"]
 
 
 def test_the_eviction_refusal_says_what_is_left_what_blocked_and_what_was_undone():

@@ -35,6 +35,9 @@ class FakeKube(object):
     def list_node(self):
         pass
 
+    def kube_system_config(self, name, key):
+        return {}  # no kubeadm-config: the distribution comes from the nodes' marks
+
     def list_pod_for_all_namespaces(self):
         pass
 
@@ -119,13 +122,13 @@ def test_driver_claims_names_the_claims_holding_nvidias_devices():
 
 def test_distribution_puts_the_toolkit_on_k3s_containerd_unless_the_user_says_otherwise():
     summaries = [{"name": "n", "labels": {}, "annotations": {}, "provider_id": None}]
-    identity, values = reading.distribution("v1.35.4+k3s1", summaries, PARAMS)
+    identity, values = reading.distribution(FakeKube(), "v1.35.4+k3s1", summaries, PARAMS)
     assert identity["distribution"] == "k3s"
     assert values == cluster_identity.toolkit_values("k3s") and values["toolkit"]["env"]
     mine = {"toolkit": {"env": [{"name": "CONTAINERD_SOCKET", "value": "/run/mine.sock"}]}}
-    assert reading.distribution("v1.35.4+k3s1", summaries, dict(PARAMS, values=mine))[1] == mine
+    assert reading.distribution(FakeKube(), "v1.35.4+k3s1", summaries, dict(PARAMS, values=mine))[1] == mine
     # A GPUCluster deploys no toolkit: the user's values as they are.
     gpucluster = dict(PARAMS, version="v26.7.0", dra_mode="gpucluster")
-    assert reading.distribution("v1.35.4+k3s1", summaries, gpucluster)[1] == {}
+    assert reading.distribution(FakeKube(), "v1.35.4+k3s1", summaries, gpucluster)[1] == {}
     with pytest.raises(gov.PlanError):
-        reading.distribution("v1.35.4", summaries, dict(PARAMS, version="v26.3.1", dra_mode="gpucluster"))
+        reading.distribution(FakeKube(), "v1.35.4", summaries, dict(PARAMS, version="v26.3.1", dra_mode="gpucluster"))

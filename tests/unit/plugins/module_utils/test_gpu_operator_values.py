@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils import inputs
 
 GPU_NODES = ["node-a", "node-b"]
 UBUNTU_22_04 = {images.OS_ID_LABEL: "ubuntu", images.OS_VERSION_LABEL: "22.04"}
@@ -347,6 +348,8 @@ def test_check_cluster():
     assert "below the minimum" in gov.check_cluster("v1.34.2", True, "1.35")[0]
     assert "below the minimum" in gov.check_cluster("v1.35.1", True, "1.35.2")[0]
     assert "resource.k8s.io/v1" in gov.check_cluster("v1.36.0", False, "1.35")[0]
+    with pytest.raises(gov.PlanError, match="not a Kubernetes version"):
+        gov.check_cluster("v1.36.0", True, "1.3x")
     assert gov.check_cluster("v1.36.0", False, "1.35", dra_enabled=False) == []
 
 
@@ -425,3 +428,34 @@ def test_removal_plans_both_releases_dra_driver_first_and_only_our_labels():
     assert [p["node"] for p in result["node_patches"]] == ["node-b"]
     assert result["gpu_nodes"] == GPU_NODES and result["layout"] is None and result["plugin"] is None
     assert result["dra_nodes"] == result["device_plugin_nodes"] == result["charts_checked"] == []
+
+
+def test_gpu_operator_plan_module_names_its_options():
+    problems = inputs.collect(gov.input_checks({"version": "26.3", "namespace": "ok", "dra_driver_namespace": "ok",
+                                                "release_name": "a", "dra_driver_release_name": "a",
+                                                "min_kubernetes_version": "1.35", "chart_source": "oci"}))
+    text = " | ".join(problems)
+    assert "version is '26.3'" in text and "same release" in text and "oci_repository" in text
+
+
+# ----- GPU sharing: the DRA driver's feature gates ----------------------------------------------
+
+@pytest.mark.parametrize("version, layout_key", [("v25.10.1", "dra"), ("v26.7.0", "operator")])
+def test_gpu_operator_sharing_turns_on_the_gates(version, layout_key):
+    mode = "gpucluster" if layout_key == "operator" else "auto"
+    plan = gov.plan(version, mode=mode, gpu_nodes=["a"], sharing=True)
+    if layout_key == "dra":
+        values = plan["releases"][1]["values"]
+        assert values["featureGates"] == {"TimeSlicingSettings": True, "MPSSupport": True}
+        assert "draDriver" not in plan["releases"][0]["values"]
+    else:
+        assert plan["releases"][0]["values"]["draDriver"]["featureGates"] == {"TimeSlicingSettings": True,
+                                                                              "MPSSupport": True}
+    off = gov.plan(version, mode=mode, gpu_nodes=["a"])
+    assert "featureGates" not in off["releases"][-1]["values"] and "draDriver" not in off["releases"][0]["values"]
+
+
+def test_gpu_operator_sharing_without_dra_is_refused():
+    with pytest.raises(gov.PlanError) as err:
+        gov.plan("v25.10.1", dra_enabled=False, gpu_nodes=["a"], sharing=True)
+    assert "gpu_operator_dra_sharing" in str(err.value)

@@ -64,3 +64,15 @@ def test_filters():
     assert [d["node"] for d in inventory.filter_devices(devices, nodes=["node-a"])] == ["node-a"]
     assert inventory.filter_devices(devices, nodes=[]) == []
     assert [d["pool"] for d in inventory.filter_devices(devices, pool="node-b")] == ["node-b"]
+
+
+def test_natural_order_and_its_cache():
+    assert sorted(["gpu-10", "gpu-2", "gpu-1", "gpu-1a", ""], key=inventory._natural) == \
+        ["", "gpu-1", "gpu-1a", "gpu-2", "gpu-10"]
+    assert inventory._natural("gpu-7") is inventory._natural("gpu-7")
+
+
+def test_memory_bytes_is_kept_per_value():
+    assert inventory.memory_bytes("23034Mi") == 23034 * 2 ** 20
+    assert inventory.memory_bytes(None) == 0 and inventory.memory_bytes("lots") == 0
+    assert inventory._MEMORY_BYTES["lots"] == 0

@@ -1,5 +1,4 @@
-"""The smoke test's settings and run verdicts (smoke.py), and its cleanup and result kept apart
-from the run (smoke_run.py), against plain dicts and a fake API."""
+"""The smoke test's settings and run verdicts (smoke.py), against plain dicts."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -7,9 +6,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dra.gpu.plugins.module_utils import smoke, smoke_run, watch
-from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
-from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
+from ansible_collections.dra.gpu.plugins.module_utils import smoke
 
 
 def pod(name, phase="Pending", node="node-a", conditions=(), waiting=None, message=None, claims=()):
@@ -124,103 +121,3 @@ def test_own_claims_are_labelled_or_owned_by_the_runs_pods():
               {"metadata": {"name": "generated", "ownerReferences": [{"name": "smoke-r1-0"}]}},
               {"metadata": {"name": "other", "labels": {smoke.RUN_LABEL: "r2"}}}]
     assert smoke.own_claims(claims, "r1", ["smoke-r1-0"]) == ["mine", "generated"]
-
-
-# ----- cleanup and the module's result, apart from the run -----------------------------------
-
-def not_found():
-    return ApiException(status=404)
-
-
-class FakeCore:
-    def __init__(self, namespace_left=False):
-        self.deleted = []
-        self.namespace_left = namespace_left
-
-    def delete_namespaced_pod(self, name, namespace, grace_period_seconds=None):
-        self.deleted.append("Pod/" + name)
-
-    def delete_namespace(self, name):
-        self.deleted.append("Namespace/" + name)
-
-    def read_namespace(self, name):
-        if not self.namespace_left:
-            raise not_found()
-        return {"metadata": {"name": name}}
-
-    def list_namespaced_pod(self, namespace, **kwargs):
-        return {"items": []}
-
-    def list_namespace(self, **kwargs):
-        return {"items": []}
-
-
-class FakeCustom:
-    def __init__(self, deleted):
-        self.deleted = deleted
-
-    def delete_namespaced_custom_object(self, group, version, namespace, plural, name):
-        self.deleted.append("%s/%s" % (plural, name))
-        raise not_found()
-
-
-class FakeKube:
-    def __init__(self, namespace_left=False, pods_left=()):
-        self.core = FakeCore(namespace_left)
-        self.custom = FakeCustom(self.core.deleted)
-        self.pods_left = list(pods_left)
-        self.api = None
-
-    def list_all(self, fn, **kwargs):
-        return [{"metadata": {"name": n}} for n in self.pods_left], "1"
-
-    def list_resource(self, plural, namespace=None, **kwargs):
-        return [], "1"
-
-
-def test_cleanup_deletes_newest_first_and_reports_what_is_left(monkeypatch):
-    def timeout(*args, **kwargs):
-        raise watch.WaitTimeout("timed out", state=[])
-    monkeypatch.setattr(smoke_run, "wait_for", timeout)
-    created = [("ResourceClaimTemplate", "smoke-r1"), ("Pod", "smoke-r1-0")]
-    kube = FakeKube(pods_left=["smoke-r1-0"])
-    left = smoke_run.SmokeCleanup(kube, "ns", "r1").remove(created, False)
-    assert kube.core.deleted == ["Pod/smoke-r1-0", "resourceclaimtemplates/smoke-r1"]
-    assert left == ["Pod/smoke-r1-0"]
-    kube = FakeKube(namespace_left=True)
-    assert smoke_run.SmokeCleanup(kube, "ns", "r1").remove([("Namespace", "ns")], True) == ["Namespace/ns"]
-    assert smoke_run.SmokeCleanup(FakeKube(), "ns", "r1").remove([], False) == []
-    monkeypatch.setattr(smoke_run, "wait_for", lambda *a, **k: True)
-    assert smoke_run.SmokeCleanup(FakeKube(), "ns", "r1").remove([("Namespace", "ns")], True) == []
-
-
-@pytest.mark.parametrize("keep, outcome, left, passed, keys", [
-    (False, "pass", [], True, {"node", "changed"}),
-    (True, "pass", [], True, {"node", "changed"}),
-    (False, "pass", ["Pod/p"], False, {"node", "msg", "left_behind"}),
-    (False, "fail", [], False, {"msg", "failure", "timings", "output"}),
-    (False, "fail", ["Pod/p"], False, {"msg", "failure", "timings", "output", "left_behind"}),
-    (False, "api", [], False, {"msg", "failure", "timings"}),
-])
-def test_the_module_result_of_a_run_and_its_cleanup(monkeypatch, keep, outcome, left, passed, keys):
-    cleaned = []
-
-    def run(self):
-        if outcome == "fail":
-            raise SmokeFailure("probe_failed", "the probe failed", output="boom")
-        if outcome == "api":
-            raise ApiException()
-        return {"node": "node-a"}
-
-    def cleanup(self, timeout=60):
-        cleaned.append(True)
-        return left
-    monkeypatch.setattr(smoke_run.SmokeRun, "run", run)
-    monkeypatch.setattr(smoke_run.SmokeRun, "cleanup", cleanup)
-    ok, result = smoke_run.run_and_clean_up(FakeKube(), {"keep": keep})
-    assert ok is passed and set(result) == keys
-    assert cleaned == ([] if keep else [True])
-    if passed:
-        assert result["changed"] is keep
-    if outcome == "api":
-        assert result["failure"] == "api" and "could not talk to the API server" in result["msg"]

@@ -294,12 +294,6 @@ def test_markdown_text_bars():
         "gpu-node-2 \u00b7 NVIDIA L4   " + "\u2588" * 10 + "\u2591" * 10 + "  1/2 allocated"]
 
 
-@pytest.mark.parametrize("allocated,devices,filled", [(1, 100, 1), (99, 100, 19), (100, 100, 20), (0, 0, 0)])
-def test_text_bar_never_rounds_the_last_device_away(allocated, devices, filled):
-    drawn = usage_chart.text_bar({"devices": devices, "allocated": allocated})
-    assert len(drawn) == 20 and drawn.count("\u2588") == filled
-
-
 def test_console_lines():
     assert usage_report.console_lines(USAGE) == [
         USAGE["summary"]["line"],

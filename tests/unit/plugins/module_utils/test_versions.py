@@ -115,14 +115,16 @@ def test_bad_versions_are_refused_with_examples():
 def test_next_pass_is_the_first_hop_for_the_whole_cluster():
     nodes = [node("w", "v1.34.4"), node("cp", "v1.34.4", True)]
     result = versions.plan("v1.34.4", nodes, "1.35", AVAILABLE)
-    assert result["next_pass"] == {"version": "1.35.4", "control_plane_upgrade": True, "nodes": ["cp", "w"]}
+    assert result["next_pass"] == {
+        "version": "1.35.4", "minor": "1.35", "control_plane_upgrade": True, "nodes": ["cp", "w"]}
     assert result["node_order"][0] == {"name": "cp", "role": "control-plane", "kubelet": "v1.34.4"}
 
 
 def test_next_pass_first_brings_lagging_kubelets_up_to_the_server_when_resuming():
     nodes = [node("cp", "v1.35.4", True), node("w1", "v1.35.4"), node("w2", "v1.34.4")]
     result = versions.plan("v1.35.4", nodes, "1.36", AVAILABLE)
-    assert result["next_pass"] == {"version": "1.35.4", "control_plane_upgrade": False, "nodes": ["w2"]}
+    assert result["next_pass"] == {
+        "version": "1.35.4", "minor": "1.35", "control_plane_upgrade": False, "nodes": ["w2"]}
     assert not result["up_to_date"]
 
 
@@ -193,3 +195,18 @@ def test_a_path_longer_than_the_passes_left_is_a_blocker_naming_where_to_stop():
     resumed = versions.plan("v1.33.7", lagging, "1.35", AVAILABLE, passes_left=2)
     assert "cluster_upgrade_target=1.34 first" in resumed["blockers"][0]["fix"]  # the resume takes one pass
     assert versions.plan("v1.31.14", [node("cp", "v1.31.14", cp=True)], "1.35", offered, passes_left=4)["blockers"] == []
+
+
+@pytest.mark.parametrize("version,minimum,expected", [
+    ("v1.35.0", "1.35", True), ("v1.34.9", "1.35", False), ("v1.36.0", "1.35.4", True),
+    ("v1.35.3", "1.35.4", False), ("v1.35.4-eks-1", "1.35.4", True), ("v2.0.0", "1.35", True),
+])
+def test_meets_compares_the_patch_only_when_the_minimum_names_one(version, minimum, expected):
+    assert versions.meets(versions.parse(version), versions.parse_input(minimum)) is expected
+
+
+def test_lagging_names_the_kubelets_older_than_the_api_server():
+    nodes = [{"name": "cp", "kubelet": "v1.35.4"}, {"name": "w1", "kubelet": "v1.34.9"},
+             {"name": "w2", "kubelet": "v1.35.3"}, {"name": "new"}]
+    assert versions.lagging(versions.parse("v1.35.4"), nodes) == ["w1", "w2", "new"]
+    assert versions.lagging(versions.parse("v1.34.9"), nodes[1:2]) == []

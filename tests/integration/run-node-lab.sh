@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Integration tests on the node lab (root: it boots systemd-nspawn machines, creates a bridge
+# and cgroups): build its package mirror, start it, run the mirror's tests and molecule
+# node_upgrade (the real upgrade 1.34.4 -> 1.35.4), stop it and check that it left nothing
+# behind; stopped whatever happens. NODE_LAB_* and LAB_* variables come from the Makefile.
+# Arguments go to pytest (e.g. -k NAME).
+# shellcheck disable=SC2034,SC2154  # root, stage and stage_log are shared with stages.sh
+set -euo pipefail
+source "$(dirname "$0")/stages.sh" "$@"
+on_exit() {
+  local code=$?
+  lab node-down || true
+  [ "$code" -ne 0 ] && summarise_failure
+  exit "$code"
+}
+trap on_exit EXIT
+# kubectl, helm and the virtualenv (python, molecule) on PATH, build/collections for Ansible.
+# No KUBECONFIG: the API-server lab is not running here; each test and scenario names the
+# cluster it talks to (tests/lab/integration/old_lab.py's, the node lab's NODE_LAB_KUBECONFIG).
+eval "$(lab env --venv-bin "$root/.venv/bin")"
+unset KUBECONFIG
+# Host tools: systemd-nspawn, debootstrap, libseccomp-dev, ... (installed when missing).
+stage="host packages (node lab tools)"
+"$root/tests/lab/host-packages.sh"
+# The node lab's package mirror (kubeadm, kubelet, kubectl .debs of both versions): node-up
+# serves it to the nodes and tests/lab/integration/test_node_mirror.py checks it with apt.
+# The node binaries are compiled here when not cached.
+export NODE_LAB_MIRROR_ROOT="${NODE_LAB_MIRROR_ROOT:-$root/.lab/test-mirror}"
+stage="node lab package mirror"
+t0=$SECONDS
+lab mirror --root "$NODE_LAB_MIRROR_ROOT" --versions 1.34.4 1.35.4
+echo "integration: node lab package mirror ready in $((SECONDS - t0))s"
+# What this machine runs before the node lab, to compare with after it (outside the lab's
+# state directory, whose name counts as the lab's in a command line).
+leftovers="${NODE_LAB_STATE_DIR:-$root/.lab/node}-leftovers-before.json"
+python3 "$root/tests/lab/integration/node_lab_leftovers.py" snapshot "$leftovers"
+# A kubeadm cluster at 1.34.4 on systemd-nspawn machines. Builds are cached after the first run.
+stage="node lab up"
+t0=$SECONDS
+lab node-up
+echo "integration: node lab up in $((SECONDS - t0))s"
+eval "$(lab node-env)"
+stage="pytest tests/lab/integration/test_node_*.py"
+stage_log="$root/.lab/logs/pytest-node-lab.log"
+run_pytest tests/lab/integration/test_node_*.py "$@"
+export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
+molecule_test node_upgrade
+# Stopping the node lab must leave nothing behind and touch nothing it did not create.
+stage="node lab down and leftovers check"
+stage_log=""
+t0=$SECONDS
+lab node-down
+echo "integration: node lab down in $((SECONDS - t0))s"
+python3 "$root/tests/lab/integration/node_lab_leftovers.py" compare "$leftovers"

@@ -1,0 +1,104 @@
+"""playbooks/upgrade.yml's passes: which pass plans and which pass upgrades, as the plans say.
+
+A 1.33 -> 1.35 path takes two passes, and the second pass's plan says one pass is left (its
+own). The upgrade plays of that pass must still run: an earlier version decided a pass's
+upgrade plays from the plan made in that same pass, and skipped the last hop of every path
+longer than one. Real multi-minor upgrades need nodes at three versions, which the node lab
+does not build, so here the real playbooks run against a stand-in cluster_upgrade role whose
+plan step returns scripted plans and records what ran; the stand-in sets the same facts the
+real tasks/plan.yml shares (cluster_upgrade_plan, cluster_upgrade_planned_pass).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLAYBOOKS = os.environ.get("DRA_GPU_PLAYBOOKS", os.path.join(ROOT, "playbooks"))
+
+STAND_IN_PLAN = """---
+- name: Scripted plan of this pass
+  ansible.builtin.set_fact:
+    cluster_upgrade_plan: {passes_needed: "{{ scripted[(cluster_upgrade_pass_number | default(1) | int) - 1] }}"}
+    cluster_upgrade_planned_pass: "{{ cluster_upgrade_pass_number | default(1) | int }}"
+- name: Record the plan
+  ansible.builtin.lineinfile:
+    path: "{{ record }}"
+    line: "plan {{ cluster_upgrade_pass_number | default(1) }}"
+    create: true
+    mode: "0600"
+  check_mode: false
+"""
+
+STAND_IN_UPGRADE = """---
+- name: Record the upgrade of this host
+  ansible.builtin.lineinfile:
+    path: "{{ record }}"
+    line: "upgrade {{ cluster_upgrade_pass_number | default(1) }} {{ inventory_hostname }}"
+    create: true
+    mode: "0600"
+  check_mode: false
+"""
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    collection = tmp_path / "ansible_collections" / "dra" / "gpu"
+    tasks = collection / "roles" / "cluster_upgrade" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "plan.yml").write_text(STAND_IN_PLAN)
+    (tasks / "main.yml").write_text(STAND_IN_UPGRADE)
+    shutil.copytree(PLAYBOOKS, collection / "playbooks")
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(json.dumps({"all": {
+        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "hosts": {"localhost": {}},
+        "children": {"kube_control_plane": {"hosts": {"cp-1": {}}},
+                     "kube_node": {"hosts": {"cp-1": {}, "gpu-1": {}}}}}}))
+    return tmp_path, collection, inventory
+
+
+def run_passes(stand_in, scripted, check=False):
+    tmp_path, collection, inventory = stand_in
+    record = tmp_path / "record.txt"
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path), ANSIBLE_HOST_KEY_CHECKING="False")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+               str(collection / "playbooks" / "upgrade.yml"), "-c", "local",
+               "-e", json.dumps({"scripted": scripted, "record": str(record)})] + (["--check"] if check else [])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return record.read_text().splitlines() if record.exists() else []
+
+
+def upgraded_in(lines):
+    return sorted(set(int(line.split()[1]) for line in lines if line.startswith("upgrade ")))
+
+
+def test_the_last_hop_of_a_two_pass_path_runs(stand_in):
+    lines = run_passes(stand_in, [2, 1, 1, 1])
+    assert [line for line in lines if line.startswith("plan")] == ["plan 1", "plan 2"]
+    assert upgraded_in(lines) == [1, 2]
+    # Control planes first, then the workers, in every pass that upgrades.
+    assert lines.index("upgrade 2 cp-1") < lines.index("upgrade 2 gpu-1")
+
+
+def test_a_three_pass_path_runs_three_passes_and_no_fourth(stand_in):
+    lines = run_passes(stand_in, [3, 2, 1, 1])
+    assert [line for line in lines if line.startswith("plan")] == ["plan 1", "plan 2", "plan 3"]
+    assert upgraded_in(lines) == [1, 2, 3]
+
+
+def test_a_one_pass_path_leaves_the_later_passes_idle(stand_in):
+    lines = run_passes(stand_in, [1, 1, 1, 1])
+    assert [line for line in lines if line.startswith("plan")] == ["plan 1"]
+    assert upgraded_in(lines) == [1]
+
+
+def test_check_mode_plans_once_however_long_the_path(stand_in):
+    # Nothing moves in check mode, so every later plan would say the same: plan once.
+    lines = run_passes(stand_in, [3, 3, 3, 3], check=True)
+    assert [line for line in lines if line.startswith("plan")] == ["plan 1"]

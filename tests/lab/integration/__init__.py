@@ -1,0 +1,1 @@
+"""The lab's own tests against a running lab (conftest.py says why this is a package)."""

@@ -1,0 +1,119 @@
+"""The lab's settings, read once from the environment (LAB_*)."""
+
+import os
+import socket
+import subprocess
+from dataclasses import dataclass
+
+from labctl import paths
+from labctl.apiserver import build
+
+DRIVER_MODES = ("plugin", "always")
+DEFAULT_K8S_VERSION = "1.35.4"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _advertise_address():
+    """A non-loopback address of this host.
+
+    kube-apiserver publishes it as the `kubernetes` Service endpoint and refuses to start
+    when it cannot find one; nothing in the lab connects to it.
+    """
+    try:
+        out = subprocess.run(["ip", "-4", "-o", "addr", "show", "scope", "global"],
+                             capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            return line.split()[3].split("/")[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        pass
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _port_base():
+    value = os.environ.get("LAB_PORT_BASE", "26400")
+    if not value.isdigit() or not 1024 <= int(value) <= 65000:
+        raise ConfigError("LAB_PORT_BASE must be a number between 1024 and 65000 (got %r)" % value)
+    return int(value)
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    k8s_version: str
+    driver_mode: str
+    topology_file: str
+    state_dir: str
+    etcd_port: int
+    etcd_peer_port: int
+    apiserver_port: int
+    controller_manager_port: int
+    scheduler_port: int
+    # A cluster that does not serve DRA's API at all, for the tests of the refusals. Only
+    # Kubernetes 1.34 can do it: from 1.35 the DynamicResourceAllocation gate is locked on.
+    without_dra: bool = False
+
+    @property
+    def run_dir(self):
+        return os.path.join(self.state_dir, "run")
+
+    @property
+    def pki_dir(self):
+        return os.path.join(self.state_dir, "pki")
+
+    @property
+    def kubeconfig(self):
+        return os.path.join(self.state_dir, "kubeconfig")
+
+    @property
+    def rbac_gate_port(self):
+        # labctl.apiserver.rbac_gate, only while a test holds the API server's RBAC storage back.
+        return self.etcd_peer_port + 1
+
+    @property
+    def server_url(self):
+        return "https://127.0.0.1:%d" % self.apiserver_port
+
+
+def _without_dra(version):
+    if os.environ.get("LAB_WITHOUT_DRA", "") not in ("1", "true"):
+        return False
+    if not version.startswith("1.34."):
+        raise ConfigError("LAB_WITHOUT_DRA needs LAB_K8S_VERSION=1.34.x: from 1.35 DRA cannot be turned off "
+                          "(got %s)" % version)
+    return True
+
+
+def load():
+    version = build.normalise_k8s_version(os.environ.get("LAB_K8S_VERSION") or DEFAULT_K8S_VERSION)
+    mode = os.environ.get("LAB_DRIVER_MODE") or "plugin"
+    if mode not in DRIVER_MODES:
+        raise ConfigError("LAB_DRIVER_MODE must be one of %s (got %r)" % (", ".join(DRIVER_MODES), mode))
+    topology = os.environ.get("LAB_TOPOLOGY") or os.path.join(
+        paths.REPO_ROOT, "tests", "lab", "topologies", "default.yml")
+    topology = os.path.abspath(topology)
+    if not os.path.isfile(topology):
+        raise ConfigError("LAB_TOPOLOGY names %s, which is not a file; point it at a topology YAML "
+                          "such as tests/lab/topologies/default.yml" % topology)
+    base = _port_base()
+    return LabConfig(
+        k8s_version=version,
+        driver_mode=mode,
+        topology_file=topology,
+        state_dir=os.path.abspath(paths.state_dir()),
+        # Each lab takes five consecutive-ish ports from LAB_PORT_BASE, so the demo's lab
+        # and the test suite's lab can run side by side.
+        etcd_port=base + 79,
+        etcd_peer_port=base + 80,
+        apiserver_port=base + 43,
+        controller_manager_port=base + 57,
+        scheduler_port=base + 59,
+        without_dra=_without_dra(version),
+    )
+
+
+advertise_address = _advertise_address
