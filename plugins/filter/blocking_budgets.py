@@ -57,20 +57,11 @@ _value:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets
-
-
-def _objects(data):
-    """k8s_info's result ({resources}), a loop of them ({results}), or a list of objects."""
-    if isinstance(data, dict):
-        if "results" in data:
-            return [o for r in data["results"] for o in _objects(r)]
-        return list(data.get("resources") or [])
-    return list(data or [])
+from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets, registered
 
 
 def blocking_budgets(budgets, pods=None):
-    return drain_budgets.blocking(_objects(budgets), None if pods is None else _objects(pods))
+    return drain_budgets.blocking(registered.objects(budgets), None if pods is None else registered.objects(pods))
 
 
 class FilterModule(object):

@@ -44,20 +44,11 @@ _value:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import pod_status
-
-
-def _pods(data):
-    """k8s_info's result ({resources}), a loop of them ({results}), or a list of pods."""
-    if isinstance(data, dict):
-        if "results" in data:
-            return [p for r in data["results"] for p in _pods(r)]
-        return list(data.get("resources") or [])
-    return list(data or [])
+from ansible_collections.dra.gpu.plugins.module_utils import pod_status, registered
 
 
 def pods_not_ready(data):
-    return pod_status.not_ready(_pods(data))
+    return pod_status.not_ready(registered.objects(data))
 
 
 class FilterModule(object):

@@ -22,3 +22,8 @@ def tool_build_dir(name, version):
 def state_dir():
     """Run state (certificates, etcd data, logs, kubeconfig) of this checkout's lab."""
     return os.environ.get("LAB_STATE_DIR", os.path.join(REPO_ROOT, ".lab", "default"))
+
+
+def under_state(*parts):
+    """A property of a lab config (anything with ``state_dir``): the path ``parts`` below its state directory."""
+    return property(lambda config: os.path.join(config.state_dir, *parts))

@@ -57,17 +57,9 @@ class LabConfig:
     # Kubernetes 1.34 can do it: from 1.35 the DynamicResourceAllocation gate is locked on.
     without_dra: bool = False
 
-    @property
-    def run_dir(self):
-        return os.path.join(self.state_dir, "run")
-
-    @property
-    def pki_dir(self):
-        return os.path.join(self.state_dir, "pki")
-
-    @property
-    def kubeconfig(self):
-        return os.path.join(self.state_dir, "kubeconfig")
+    run_dir = paths.under_state("run")
+    pki_dir = paths.under_state("pki")
+    kubeconfig = paths.under_state("kubeconfig")
 
     @property
     def rbac_gate_port(self):

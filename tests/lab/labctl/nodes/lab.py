@@ -91,21 +91,10 @@ class NodeLabConfig:
     def mirror_url(self):
         return "http://%s:%d" % (self.gateway, MIRROR_PORT)
 
-    @property
-    def ssh_key(self):
-        return os.path.join(self.state_dir, "ssh", "id_ed25519")
-
-    @property
-    def kubeconfig(self):
-        return os.path.join(self.state_dir, "kubeconfig")
-
-    @property
-    def inventory(self):
-        return os.path.join(self.state_dir, "inventory.yml")
-
-    @property
-    def record(self):
-        return os.path.join(self.state_dir, "node-lab.json")
+    ssh_key = paths.under_state("ssh", "id_ed25519")
+    kubeconfig = paths.under_state("kubeconfig")
+    inventory = paths.under_state("inventory.yml")
+    record = paths.under_state("node-lab.json")
 
     def rootfs(self, node):
         return os.path.join(self.state_dir, "nodes", node, "rootfs")
