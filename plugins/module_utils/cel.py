@@ -7,11 +7,15 @@ Kubernetes evaluates selectors with cel-go plus its own libraries; here cel-pyth
 evaluation and this module adds what Kubernetes adds: the ``device`` variable (driver,
 attributes and capacity by domain), the quantity library (``quantity()``, ``compareTo`` ...)
 and the semver library (``semver()``, ``semver(s, true)``, ``major()`` ...). An unknown
-attribute domain is an empty map, as in Kubernetes. The API server stays the authority on
-validity (type checks, cost limits): callers validate with a server-side dry run and use
-this only to preview. Where an expression uses something this preview does not know, or
-something only the server's feature set decides (``device.allowMultipleAllocations``), it
-says so instead of guessing.
+attribute domain is an empty map, as in Kubernetes; ``device.allowMultipleAllocations`` is
+the slice's field (absent: false).
+
+Before anything runs, each expression goes through what the API server checks when it
+compiles one (cel_check: types, length, estimated cost): what the server would refuse is
+refused here too (``Invalid``), never previewed as "matches nothing". The server stays the
+authority: callers validate with a server-side dry run, and where this preview cannot judge
+(a cost close to the limit, a function it does not know) it says so (``Unsupported``)
+instead of guessing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,15 +35,12 @@ except ImportError as exc:  # pragma: no cover - reported by the module
     HAS_CELPY = False
     CELPY_IMPORT_ERROR = exc
 
+from ansible_collections.dra.gpu.plugins.module_utils import cel_check
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import Quantity, QuantityError
 from ansible_collections.dra.gpu.plugins.module_utils.semver import Semver, SemverError
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import parse_quantity
 
 STANDARD_DOMAIN = "resource.kubernetes.io"
-
-# A device field that exists only where the API server runs with consumable capacity
-# (DRAConsumableCapacity): whether a selector using it compiles is the server's to say.
-SERVER_DECIDED_FIELDS = ("allowMultipleAllocations",)
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -51,6 +52,34 @@ logging.getLogger("NameContainer").setLevel(logging.CRITICAL)
 
 class Unsupported(Exception):
     """The expression needs something the local preview cannot evaluate."""
+
+
+class Invalid(Unsupported):
+    """The API server would refuse the expression (compile error, not a condition, too long,
+    too costly). A subclass of Unsupported, so that a caller that does not preview it fails
+    or defers rather than reporting "matches nothing"."""
+
+    def __init__(self, expression, verdict):
+        self.expression, self.verdict = expression, verdict
+        super(Invalid, self).__init__(self.sentence("the selector"))
+
+    def sentence(self, name):
+        """The refusal for the input called ``name``: the expression, what is wrong, the fix."""
+        verdict = self.verdict
+        if verdict.gives:  # said as a runtime non-bool result was, so that either reads the same
+            return ("%s %r gives %s, not true or false, so the API server refuses it (%s); a selector must be a "
+                    "condition: compare the value, e.g. %s == %s"
+                    % (name, self.expression, verdict.gives, verdict.reason, self.expression,
+                       "'...'" if verdict.gives == "a string" else "..."))
+        return "%s %r would be refused by the API server: %s; %s" % (name, self.expression, verdict.reason,
+                                                                     verdict.fix)
+
+
+def _refusal(expression, verdict):
+    """The exception for a cel_check verdict."""
+    if verdict.kind == cel_check.REFUSED:
+        return Invalid(expression, verdict)
+    return Unsupported("%r cannot be previewed locally: %s; %s" % (expression, verdict.reason, verdict.fix))
 
 
 def _fail(message):
@@ -368,34 +397,10 @@ def device_activation(driver, device):
         capacity.setdefault(domain, {})[celtypes.StringType(short)] = KubernetesQuantity((value or {}).get("value", "0"))
     return {"device": celtypes.MapType({
         celtypes.StringType("driver"): celtypes.StringType(driver),
+        celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(bool(device.get("allowMultipleAllocations"))),
         celtypes.StringType("attributes"): _by_domain(attributes),
         celtypes.StringType("capacity"): _by_domain(capacity),
     })}
-
-
-def _selected_fields(ast):
-    """Field names the expression selects, written ``x.name`` or ``x['name']``. Any receiver
-    counts, since a macro variable (``exists(d, d.name)``) can stand for the device."""
-    names = set()
-    for node in ast.iter_subtrees():
-        if node.data == "member_dot" and len(node.children) > 1:
-            names.add(str(node.children[1]))
-        elif node.data == "member_index" and len(node.children) > 1:
-            tokens = list(node.children[1].scan_values(lambda _token: True))
-            if len(tokens) == 1 and tokens[0].type == "STRING_LIT":
-                names.add(str(tokens[0]).lstrip("rR").strip("'\""))
-    return names
-
-
-def _server_decided_problem(expression, ast):
-    selected = _selected_fields(ast)
-    for field in SERVER_DECIDED_FIELDS:
-        if field in selected:
-            return ("%r cannot be previewed locally: it uses device.%s, which exists only where the API server "
-                    "runs with consumable capacity (feature gate DRAConsumableCapacity), so the server decides "
-                    "whether the selector is valid and the scheduler what it matches; check it with a server-side "
-                    "dry run (kubectl apply --dry-run=server)" % (expression, field))
-    return None
 
 
 def _unsupported_reason(message):
@@ -430,13 +435,16 @@ class Selectors:
         self._env = celpy.Environment()
         self._programs = []
         for expression in self.expressions:
+            verdict = cel_check.length_verdict(expression)
+            if verdict:
+                raise _refusal(expression, verdict)
             try:
                 ast = self._env.compile(expression)
             except Exception as exc:  # noqa: BLE001 - celpy raises several parse error types
                 raise Unsupported("cannot parse %r locally: %s" % (expression, _first_line(exc)))
-            problem = _server_decided_problem(expression, ast)
-            if problem:
-                raise Unsupported(problem)
+            verdict = cel_check.judge(ast)
+            if verdict:
+                raise _refusal(expression, verdict)
             self._programs.append((expression, self._env.program(ast, functions=FUNCTIONS)))
 
     def non_bool(self, driver, device):
@@ -453,12 +461,14 @@ class Selectors:
         return None
 
     def _key(self, driver, device):
-        """What of ``device`` the expressions can read: the driver and every attribute and
-        capacity whose short name appears in their text (all of them when they iterate)."""
+        """What of ``device`` the expressions can read: the driver, allowMultipleAllocations and
+        every attribute and capacity whose short name appears in their text (all of them when
+        they iterate)."""
         def seen(entries):
             return tuple(sorted((name, repr(value)) for name, value in (entries or {}).items()
                                 if self._named_in is None or split_name(name, driver)[1] in self._named_in))
-        return driver, seen(device.get("attributes")), seen(device.get("capacity"))
+        return (driver, bool(device.get("allowMultipleAllocations")), seen(device.get("attributes")),
+                seen(device.get("capacity")))
 
     def match_cached(self, driver, device):
         key = self._key(driver, device)
@@ -510,7 +520,9 @@ def non_bool_problem(named_expressions, driver, slices):
 
     ``named_expressions`` are (input name, expression) pairs, e.g. ("selectors[0]", "...").
     Kubernetes refuses such selectors; where a wait evaluates them itself they would match
-    nothing until its timeout. Expressions the preview cannot read are left to the API server."""
+    nothing until its timeout. A selector the API server would refuse (``Invalid``: not a
+    condition, a type error, too long, too costly) is a problem too; expressions the preview
+    cannot read are left to the API server."""
     devices = [empty_device(driver or "")]
     for item in slices or []:
         spec = item.get("spec") or {}
@@ -518,6 +530,8 @@ def non_bool_problem(named_expressions, driver, slices):
     for name, expression in named_expressions:
         try:
             compiled = Selectors([expression])
+        except Invalid as exc:
+            return exc.sentence(name)
         except Unsupported:
             continue
         for device_driver, device in devices:

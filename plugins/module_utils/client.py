@@ -64,11 +64,24 @@ def kube_module(options, checks=None, needs_libraries=True, **module_options):
     spec = auth_argument_spec()
     spec.update(options)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True, **module_options)
+    mask_credentials(module)
     if needs_libraries:
         check_libraries(module)
     if checks:
         inputs.refuse(module, checks(module.params))
     return module
+
+
+def mask_credentials(module):
+    """Have Ansible mask every credential of the connection in all the module returns.
+
+    kubernetes.core marks api_key, password and kubeconfig no_log, but a password in a proxy's
+    or server's URL, a token in the kubeconfig file, or one from a K8S_AUTH_* variable can still
+    reach a message through a library's error text; Ansible writes each no_log value as
+    ******** wherever it occurs in the result, -vvv's invocation included."""
+    from ansible_collections.dra.gpu.plugins.module_utils import connection, redaction
+    found = connection.settings(module.params)
+    module.no_log_values.update(redaction.secret_values(found, module.params.get("proxy_headers")))
 
 
 def check_libraries(module):

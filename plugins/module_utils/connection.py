@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.dra.gpu.plugins.module_utils import api_errors
+from ansible_collections.dra.gpu.plugins.module_utils import api_errors, redaction
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -116,7 +116,8 @@ def describe(found):
     for name, setting in found.items():
         if name.startswith("_") or setting is None:
             continue
-        value = "(set)" if name in SECRET else ("(inline)" if isinstance(setting.value, dict) else setting.value)
+        value = "(set)" if name in SECRET else ("(inline)" if isinstance(setting.value, dict) else
+                                                redaction.url(setting.value))
         summary[name] = {"value": value, "from": setting.source}
     kubeconfig = found.get("_kubeconfig")
     summary["kubeconfig_read"] = None if kubeconfig is None else (
@@ -329,7 +330,12 @@ def may_be_restarting(exc):
 
 
 def explain(exc, found):
-    """One sentence for a failure to build the client or of the first request."""
+    """One sentence for a failure to build the client or of the first request, with every
+    credential the settings carry written as *** (urllib3 repeats a proxy's URL in its errors)."""
+    return redaction.text(_explain(exc, found), redaction.secret_values(found))
+
+
+def _explain(exc, found):
     if isinstance(exc, ConnectionProblem):
         return str(exc)
     chain = _chain(exc)

@@ -19,7 +19,7 @@ import os
 from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
-from ansible_collections.dra.gpu.plugins.module_utils import inputs, smoke
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, redaction, smoke
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 
 ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "gpu_sharing", "preflight", "smoke_test",
@@ -31,6 +31,11 @@ ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "gpu_sharing", "pr
 NOT_FOR_HELM = ("client_cert", "client_key", "proxy", "no_proxy", "proxy_headers", "username", "password",
                 "persist_config", "impersonate_user", "impersonate_groups")
 HELM_EXCLUSIVE = (("context", "ca_cert"), ("context", "validate_certs"))
+# Roles with kubernetes.core steps (k8s_info, k8s_drain, k8s_exec, k8s, helm): those modules print
+# their options at -vvv, and proxy and host are not no_log there, so a password written into
+# either URL as an option would reach the output; the dra.gpu modules mask it themselves.
+WITH_KUBERNETES_CORE_STEPS = ("cluster_upgrade", "device_classes", "gpu_operator")
+URL_OPTIONS = ("proxy", "host")
 
 
 def _stripped(values, prefix):
@@ -214,6 +219,24 @@ def helm_connection(connection_params):
                 "the connection options %s and %s are set together, which kubernetes.core.helm refuses; drop %s and "
                 "keep it in the kubeconfig of that context (certificate-authority, insecure-skip-tls-verify)"
                 % (first, second, second)))
+    return checks
+
+
+def credentials_in_urls(connection_params, skip=()):
+    """A password written into the proxy or host URL given as an option: refused in roles whose
+    kubernetes.core steps would print it, with the two ways that keep it out of the output.
+    ``skip``: options refused already for another reason (gpu_operator's NOT_FOR_HELM)."""
+    checks = []
+    for option in [o for o in URL_OPTIONS if o not in skip]:
+        value = connection_params.get(option)
+        if redaction.url_credentials(value):
+            checks.append(lambda option=option, value=value: _fail(
+                "the connection option %s (a task option or module_defaults for group/dra.gpu.k8s) carries a password "
+                "in its URL (%s); this role's kubernetes.core steps print their %s option at -vvv, so the password "
+                "would appear in the output. To fix: %s" % (option, redaction.url(value), option, (
+                    "write proxy without it and put user:password into proxy_headers: {proxy_basic_auth: ...}, "
+                    "which every module masks, or set K8S_AUTH_PROXY in the environment instead"
+                    if option == "proxy" else "connect with a token (api_key) or a kubeconfig instead"))))
     return checks
 
 

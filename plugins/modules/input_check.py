@@ -23,10 +23,17 @@ description:
   - With O(connect=true) it also connects as every later step of the role does (the options reach all of them
     through C(module_defaults) for C(group/dra.gpu.k8s), which includes kubernetes.core's C(k8s) and C(helm)
     groups), so a wrong kubeconfig, context, host, certificate or proxy fails here with one message. For
-    O(role=gpu_operator) it refuses connection options that Helm cannot take, for O(role=smoke_test) a
+    O(role=gpu_operator) it refuses connection options that Helm cannot take and runs C(helm list) in the
+    operator's namespace with exactly the connection C(kubernetes.core.helm) will give Helm (its options and its
+    own C(K8S_AUTH_*) variables, over the role's C(helm_environment)), so credentials that reach the Kubernetes
+    client but not Helm - a token in C(K8S_AUTH_API_KEY) beside a kubeconfig with a client certificate - fail
+    here, naming the setting, before a node is labelled; for O(role=smoke_test) a
     C(smoke_test_node_selector) that matches no node, and for O(role=device_classes) every class the API server
     (by a server-side dry run) or the published devices (a selector that is not true or false for some device,
     no match where C(require_match) asks for one) would refuse, all classes in one run.
+  - Every credential of the connection (tokens, passwords, client keys, a password in a proxy's or server's URL,
+    from options, C(K8S_AUTH_*) variables or the kubeconfig) is masked in everything it returns, as in every module
+    of this collection.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - dra.gpu.read_only
@@ -91,7 +98,7 @@ problems:
 
 import os
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, connection, role_inputs, role_reads
+from ansible_collections.dra.gpu.plugins.module_utils import client, connection, helm_reach, redaction, role_inputs, role_reads
 
 
 def main():
@@ -105,6 +112,9 @@ def main():
     problems = role_inputs.problems(role, values, params["inventory_hosts"])
     if role == "gpu_operator" and params["connect"]:
         problems += role_inputs.inputs.collect(role_inputs.helm_connection(params))
+    if role in role_inputs.WITH_KUBERNETES_CORE_STEPS and params["connect"]:
+        problems += role_inputs.inputs.collect(role_inputs.credentials_in_urls(
+            params, skip=role_inputs.NOT_FOR_HELM if role == "gpu_operator" else ()))
     if problems:
         module.fail_json(msg="%s: %d input problem%s, nothing was changed: %s" % (
             role, len(problems), "" if len(problems) == 1 else "s", "; ".join(problems)), problems=problems)
@@ -116,9 +126,22 @@ def main():
         kube = client.Kube(client.api_client(module))
         result["connection"] = connection.describe(found)
         refused = role_reads.problem(role, kube, values)
+        if role == "gpu_operator" and not refused and values.get("gpu_operator_state", "present") == "present":
+            refused = _helm_refusal(module, values, result["helm_environment"], found)
         if refused:
             module.fail_json(msg=refused)
     module.exit_json(**result)
+
+
+def _helm_refusal(module, values, helm_environment, found):
+    """Helm's answer with the connection kubernetes.core.helm will give it, or a missing helm."""
+    helm = values.get("gpu_operator_helm_binary") or module.get_bin_path("helm")
+    if not helm:
+        return ("gpu_operator: helm is not on PATH and gpu_operator_helm_binary is not set, so the charts cannot be "
+                "installed; nothing was changed. To fix: install Helm 3 or set gpu_operator_helm_binary to its path")
+    return helm_reach.check(module.run_command, helm, module.get_bin_path("timeout"),
+                            values.get("gpu_operator_namespace") or "default", module.params, helm_environment,
+                            secrets=redaction.secret_values(found, module.params.get("proxy_headers")))
 
 
 if __name__ == "__main__":

@@ -327,3 +327,30 @@ def hold_a_gpu(core, custom, namespace, gpu_class):
         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "gpu"}]}}]}})
     wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running",
                     "pod holder to run", timeout=60, namespace=namespace)
+
+
+def lab_client_certificate(pki):
+    """A client certificate for kubernetes-admin (system:masters), signed by the lab's CA."""
+    import base64
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    with open(os.path.join(pki, "ca.key"), "rb") as handle:
+        ca_key = serialization.load_pem_private_key(handle.read(), None)
+    with open(os.path.join(pki, "ca.crt"), "rb") as handle:
+        ca = x509.load_pem_x509_certificate(handle.read())
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes-admin"),
+                                     x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters")]))
+            .issuer_name(ca.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(hours=2))
+            .sign(ca_key, hashes.SHA256()))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return (base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode(),
+            base64.b64encode(key_pem).decode())

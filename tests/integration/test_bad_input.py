@@ -44,6 +44,9 @@ PRODUCT = "device.attributes['gpu.nvidia.com'].productName"
 # Cases whose input is only seen to be wrong against published devices.
 WITH_SLICES = ("classes-non-bool-attribute", "class-non-bool-attribute", "wait-non-bool-attribute",
                "smoke-module-non-bool-attribute")
+# Kubernetes estimates this at 12,785,859, over its limit of 1,000,000 (four loops over up to 32 attributes).
+NESTED_LOOPS = "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, device.attributes.all(d, " \
+    "a == d))))"
 GOOD_CLASS = {"name": "it-bad-input-good", "selectors": ["device.driver == 'gpu.nvidia.com'"]}
 
 Case = collections.namedtuple("Case", "id klass kind target args words env defaults inventory")
@@ -74,6 +77,9 @@ SMOKE = {"smoke_test_device_class": "it-bad-input-class", "smoke_test_timeout": 
 UPGRADE_VARS = {"cluster_upgrade_check_cgroups": False, "cluster_upgrade_available_versions": ["1.35.4"],
                 "cluster_upgrade_target": "1.35"}
 HOST_TOKEN = {"host": "{server}", "api_key": "{token}", "ca_cert": "{ca}"}
+# A password or token the cases below put into a proxy URL, a server URL or K8S_AUTH_API_KEY:
+# test_bad_input fails when it appears anywhere in a run's output (issue 33).
+SECRET = "pw-issue33-never-printed"
 
 
 def classes(*entries):
@@ -109,6 +115,15 @@ CASES = [
            ["ca_cert {missing}", "does not exist", "set ca_cert"]),
     module("proxy-down", "connection", "dra_readiness", {"proxy": "http://127.0.0.1:{closed_port}"},
            ["the proxy http://127.0.0.1:{closed_port}", "proxy option", "correct proxy"]),
+    module("proxy-password-down", "connection", "dra_readiness",
+           {"proxy": "http://alice:%s@127.0.0.1:{closed_port}" % SECRET},
+           ["the proxy http://alice:***@127.0.0.1:{closed_port}", "proxy option", "correct proxy"]),
+    module("proxy-password-variable-down", "connection", "resource_slice_info", {},
+           ["the proxy http://alice:***@127.0.0.1:{closed_port}", "K8S_AUTH_PROXY", "correct proxy"],
+           env={"K8S_AUTH_PROXY": "http://alice:%s@127.0.0.1:{closed_port}" % SECRET}),
+    module("host-password-unresolvable", "connection", "gpu_workload_info",
+           {"host": "https://admin:%s@no-such-host.invalid:6443" % SECRET, "api_key": "x"},
+           ["https://admin:***@no-such-host.invalid:6443", "cannot be resolved", "correct host"]),
     module("host-not-a-url", "connection", "resource_slice_info", {"host": "not a url", "api_key": "x"},
            ["is not a URL", "write host like https://"]),
     module("host-unresolvable", "connection", "device_class",
@@ -145,6 +160,16 @@ CASES = [
          defaults=dict(HOST_TOKEN, client_cert="{ca}", client_key="{ca}")),
     role("role-gpu-operator-proxy", "credentials", "gpu_operator", OPERATOR,
          ["proxy", "cannot reach Helm"], defaults=dict(HOST_TOKEN, proxy="http://127.0.0.1:3128")),
+    role("role-device-classes-proxy-password", "credentials", "device_classes", classes(),
+         ["proxy", "http://alice:***@127.0.0.1:3128", "proxy_basic_auth", "K8S_AUTH_PROXY"],
+         defaults={"proxy": "http://alice:%s@127.0.0.1:3128" % SECRET}),
+    role("role-device-classes-host-password", "credentials", "device_classes", classes(),
+         ["host", "https://admin:***@127.0.0.1:6443", "api_key"],
+         defaults={"host": "https://admin:%s@127.0.0.1:6443" % SECRET, "api_key": "x"}),
+    role("role-gpu-operator-token-helm-cannot-use", "credentials", "gpu_operator", OPERATOR,
+         ["Helm cannot reach the cluster", "the environment variable K8S_AUTH_API_KEY", "unset K8S_AUTH_API_KEY",
+          "nothing was changed"],
+         env={"K8S_AUTH_API_KEY": SECRET}),
     role("role-gpu-operator-context-and-validate-certs", "credentials", "gpu_operator", OPERATOR,
          ["context and validate_certs", "kubernetes.core.helm refuses", "drop validate_certs"],
          defaults={"context": "dra-gpu-lab", "validate_certs": False}),
@@ -242,6 +267,18 @@ CASES = [
     module("class-non-bool-selector", "refuse", "device_class", {"name": "it-bad-input-nonbool",
                                                                  "selectors": ["device.driver"]},
            ["selectors[0] 'device.driver' gives a string", "compare the value"]),
+    # What the API server's CEL compiler refuses, refused locally before any evaluation (issue 33): a result
+    # that is not a bool, a library function given a list, a cost far over the server's limit.
+    module("class-quantity-result", "refuse", "device_class", {"name": "it-bad-input-cel", "selectors": ["quantity('1')"]},
+           ["selectors[0]", "gives a quantity, not true or false", "the API server refuses it"]),
+    module("class-is-quantity-of-a-list", "refuse", "device_class",
+           {"name": "it-bad-input-cel", "selectors": ["isQuantity(['16Gi'])"]},
+           ["found no matching overload for 'isQuantity' applied to '(list(string))'", "isQuantity(string)"]),
+    module("wait-is-semver-of-a-list", "refuse", "resource_slice_wait",
+           {"driver": "gpu.nvidia.com", "selector": "isSemver([1]) || true", "timeout": 300},
+           ["found no matching overload for 'isSemver'", "would be refused by the API server"]),
+    module("class-over-cost-limit", "refuse", "device_class", {"name": "it-bad-input-cel", "selectors": [NESTED_LOOPS]},
+           ["exceeds the API server's limit of 1000000", "too complex", "name attributes directly"]),
     module("class-bad-name", "refuse", "device_class", {"name": "GPU_Class", "selectors": ["true"]},
            ["name is 'GPU_Class'", "not a valid DeviceClass name"]),
     role("classes-named-twice", "refuse", "device_classes",
@@ -498,6 +535,7 @@ def test_bad_input(item, inputs, core, custom, request):
         assert elapsed < SLOWER_THAN_ONE_MODULE * one_module, "took %.1fs, %.1f times a good one-module playbook " \
             "run just after it (%.1fs): %s" % (elapsed, elapsed / one_module, one_module, message)
     assert after == before, "the run changed the cluster: %s" % _difference(before, after)
+    assert SECRET not in json.dumps(report) + stderr, "a password or token reached the output"
 
 
 def _difference(before, after):

@@ -74,8 +74,10 @@ def test_non_boolean_expression_is_refused_by_the_server(plugin_everywhere, cust
         "device.attributes['gpu.nvidia.com'].productName"]})
     assert result["failed"] and "not true or false" in result["msg"]
     assert not _class_exists(custom, class_name)
+    # A type error the API server's compiler refuses is refused by the local check too (issue 33).
     result = run_module("dra.gpu.device_class", {"name": class_name, "selectors": ["device.driver + 1 > 0"]})
-    assert result["failed"] and "the API server rejected" in result["msg"]
+    assert result["failed"] and "would be refused by the API server" in result["msg"] \
+        and "no matching overload" in result["msg"], result["msg"]
     assert not _class_exists(custom, class_name)
 
 

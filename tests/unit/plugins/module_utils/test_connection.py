@@ -159,3 +159,25 @@ def test_describe_leaves_secrets_out():
     summary = connection.describe(connection.settings(params(host="https://h", api_key="secret"), {}))
     assert summary["api_key"] == {"value": "(set)", "from": "option"} and "secret" not in json.dumps(summary)
     assert summary["kubeconfig_read"] is None
+
+
+def test_a_password_in_the_proxy_url_is_never_repeated():
+    # Issue 33: the proxy's URL was printed whole when the proxy did not answer.
+    for proxy, environ in (("http://alice:s3cr%40t-pw@p:3128", {}), (None, {"K8S_AUTH_PROXY": "http://alice:s3cr%40t-pw@p:3128"})):
+        found = connection.settings(params(host="https://h", api_key="x", proxy=proxy), environ)
+        text = connection.explain(proxy_down(), found)
+        assert "the proxy http://alice:***@p:3128" in text and "correct proxy" in text, text
+        assert "s3cr" not in text
+        summary = json.dumps(connection.describe(found))
+        assert "http://alice:***@p:3128" in summary and "s3cr" not in summary
+
+
+def test_a_password_in_the_server_url_is_never_repeated(tmp_path):
+    config = json.loads(json.dumps(KUBECONFIG))
+    config["clusters"][0]["cluster"]["server"] = "https://admin:hunter22@10.0.0.1:6443"
+    path = tmp_path / "config"
+    path.write_text(json.dumps(config))
+    found = connection.settings(params(kubeconfig=str(path)), {})
+    connection.check_files(found)
+    text = connection.explain(refused(), found)
+    assert "https://admin:***@10.0.0.1:6443" in text and "hunter22" not in text

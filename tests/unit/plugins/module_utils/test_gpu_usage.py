@@ -147,7 +147,7 @@ def test_a_claim_reserved_for_nobody_is_idle_since_the_scheduler_wrote_it():
 
 
 def test_free_per_class_uses_the_class_selectors_and_leaves_what_it_cannot_evaluate_unguessed():
-    classes = CLASSES + [device_class("odd", "device.allowMultipleAllocations")]
+    classes = CLASSES + [device_class("odd", "device.vendor == 'x'")]
     claims = [claim("team-a", "c", [("node-a", "gpu-0")], ["p"])]
     result = run(claims, [pod("team-a", "p")], classes=classes)
     free = dict((c["class"], c) for c in result["free_by_class"])

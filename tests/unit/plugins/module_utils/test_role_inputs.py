@@ -282,3 +282,14 @@ def test_context_and_ca_cert_are_refused_together_but_not_alone():
 def test_a_null_api_host_is_named_not_a_traceback():
     problems = role_inputs.problems("cluster_upgrade", {"cluster_upgrade_api_host": None}, ["cp-1"])
     assert any("cluster_upgrade_api_host names None" in p for p in problems)
+
+
+def test_a_password_in_a_proxy_or_host_option_is_refused_naming_the_way_out():
+    options = {"proxy": "http://bob:pr0xy-pw@p:3128", "host": "https://h:6443"}
+    found = inputs.collect(role_inputs.credentials_in_urls(options))
+    assert len(found) == 1 and "proxy" in found[0] and "http://bob:***@p:3128" in found[0]
+    assert "proxy_basic_auth" in found[0] and "K8S_AUTH_PROXY" in found[0] and "pr0xy-pw" not in found[0]
+    found = inputs.collect(role_inputs.credentials_in_urls({"host": "https://admin:adm1n@h:6443"}))
+    assert "https://admin:***@h:6443" in found[0] and "api_key" in found[0]
+    assert inputs.collect(role_inputs.credentials_in_urls({"proxy": "http://p:3128", "host": None})) == []
+    assert inputs.collect(role_inputs.credentials_in_urls({"proxy": "http://b:pw@p:1"}, skip=("proxy",))) == []
