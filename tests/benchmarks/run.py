@@ -14,6 +14,8 @@
    classes, beside `kubectl apply` of the same three DeviceClasses; the MIG layout
    (dra.gpu.mig_layout all-1g.10gb until the 14 MIG devices are published, then back); the
    smoke test with 3 pods on one time-sliced claim, beside 1 pod on its own claim.
+6. cel: compiling selectors with the API server's CEL checks (cel_check) and without, side by
+   side, and the time to refuse what the server refuses (cel_compile.py; no lab).
 
 Each benchmark starts its own lab (own state directory and ports) and stops it. Machines
 here are noisy, so compare the ratios printed in the same run rather than absolute times.
@@ -31,6 +33,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cel_compile  # noqa: E402 - tests/benchmarks/cel_compile.py
 import usage_report  # noqa: E402 - tests/benchmarks/usage_report.py
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -315,16 +318,17 @@ def bench_sharing(runs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report"), action="append")
+    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report", "cel"), action="append")
     args = parser.parse_args()
-    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report"]
+    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report", "cel"]
     results = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs, "cores": os.cpu_count()}
     for name in chosen:
         print("benchmark %s ..." % name, file=sys.stderr, flush=True)
         results[name] = {"wait": bench_wait, "inventory": lambda r: bench_inventory(max(3, r // 3)),
                          "lab": lambda r: bench_lab(max(3, r // 3)),
                          "sharing": lambda r: bench_sharing(max(3, r // 3)),
-                         "report": lambda r: usage_report.run(max(3, r // 3))}[name](args.runs)
+                         "report": lambda r: usage_report.run(max(3, r // 3)),
+                         "cel": cel_compile.run}[name](args.runs)
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as handle:
         json.dump(results, handle, indent=2)
