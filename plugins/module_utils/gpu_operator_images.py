@@ -7,8 +7,9 @@ An air-gapped site mirrors exactly the images the planned releases will pull; th
 names them (repository and tag, as mirroring tools take them) and writes the chart values that
 point every one of them at the mirror. The tables are facts read in NVIDIA's released charts
 (gpu-operator v25.10.0 to v26.7.0 values.yaml and its vendored node-feature-discovery chart;
-DRA driver charts v25.12.0, v0.4.0, v0.4.1); ``tests/integration/real_charts.py`` renders the real
-charts with these values and compares the images it finds with this list.
+DRA driver charts v25.12.0, v0.4.0, v0.4.1, and 0.5.0 as its repository's main branch has it);
+``tests/integration/real_charts.py`` renders the real charts with these values and compares the
+images it finds with this list.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -128,8 +129,8 @@ OPERATOR_TAGS = {
 }
 
 # NVIDIA's DRA driver chart: its image repository per chart name (the chart and the image moved
-# to registry.k8s.io with the rename at v0.4; NVIDIA's own build of v0.4+ is
-# nvcr.io/nvidia/dra-driver-nvidia-gpu). The tag is "v" + the chart's appVersion.
+# to registry.k8s.io with the rename at v0.4 and stay there at 0.5.0; NVIDIA's own build of v0.4+
+# is nvcr.io/nvidia/dra-driver-nvidia-gpu). The tag is "v" + the chart's appVersion.
 DRA_DRIVER_REPOSITORIES = {
     "nvidia-dra-driver-gpu": "nvcr.io/nvidia/k8s-dra-driver-gpu",
     "dra-driver-nvidia-gpu": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu",

@@ -36,22 +36,22 @@ OWNER = "dra.gpu.gpu_operator"
 EVICTION_ENV = "NODE_LABEL_FOR_GPU_POD_EVICTION"
 
 OPERATOR_CHART = "gpu-operator"
-# The DRA driver's feature gates GPU sharing needs (off by default in NVIDIA's driver): set as
-# featureGates (DRA chart) or draDriver.featureGates (v26.7 GPUCluster), rendered FEATURE_GATES.
+# The DRA driver's feature gates GPU sharing needs (off by default in NVIDIA's driver): set where
+# dra_driver_settings() puts gates, rendered FEATURE_GATES on the kubelet plugin.
 SHARING_GATES = {"TimeSlicingSettings": True, "MPSSupport": True}
 DEFAULT_REPO_URL = "https://helm.ngc.nvidia.com/nvidia"
 
 # GPU Operator chart tags (dra-facts.md), per minor: known patches, possible layouts (the first
-# is what mode auto picks: NVIDIA's supported path) and the DRA driver chart the standalone
-# layout installs: the newest released chart. v26.7's own values name the DRA driver v0.5.0
-# (the image its GPUCluster runs), but no 0.5.0 chart was released when this was checked (the
-# driver's repository: tags up to v0.4.1, main at 0.5.0-dev), so pairing it would fail every
-# default install with NVIDIA's real repository; the plan says so instead (layout_notes).
+# is what mode auto picks: NVIDIA's supported path) and the DRA driver charts the standalone
+# layout was checked with, the first its default. The default is the one NVIDIA pairs with the
+# minor: v26.7's own GPUCluster runs DRA driver v0.5.0 (released 2026-08-19), v26.3 came out
+# with 0.4.1. Each minor also takes the other of the two: in the standalone layout the operator
+# and the DRA chart meet only through the node label and the driver root, which 0.5.0 keeps, and
+# both pairs were rendered and installed (tests/integration/real_charts.py, docs/testing.md).
 OPERATOR_VERSIONS = {
-    (25, 10): {"patches": (0, 1), "layouts": ("standalone",), "dra_driver": "25.12.0"},
-    (26, 3): {"patches": (0, 1, 2, 3), "layouts": ("standalone",), "dra_driver": "0.4.1"},
-    (26, 7): {"patches": (0,), "layouts": ("standalone", "gpucluster"), "dra_driver": "0.4.1",
-              "operator_dra_driver": "0.5.0"},
+    (25, 10): {"patches": (0, 1), "layouts": ("standalone",), "dra_drivers": ("25.12.0",)},
+    (26, 3): {"patches": (0, 1, 2, 3), "layouts": ("standalone",), "dra_drivers": ("0.4.1", "0.5.0")},
+    (26, 7): {"patches": (0,), "layouts": ("standalone", "gpucluster"), "dra_drivers": ("0.5.0", "0.4.1")},
 }
 MODES = ("auto", "standalone", "gpucluster")
 # DRA driver chart tags: (major, minor) -> chart name (renamed at v0.4).
@@ -60,6 +60,15 @@ DRA_DRIVER_MINORS = {(25, 3): OLD_DRA_CHART, (25, 8): OLD_DRA_CHART, (25, 12): O
 # The kubelet plugin NVIDIA's v26.7 operator deploys for a GPUCluster (read in its source).
 GPUCLUSTER_PLUGIN = {"pod_selector": "app=nvidia-dra-driver-kubelet-plugin",
                      "daemonset": "nvidia-dra-driver-kubelet-plugin"}
+# ConsumableShares (DRA driver 0.5.0, alpha gate, off by default): the kubelet plugin publishes
+# each GPU's memory as capacity that several claims consume, in the mode its CONSUMABLE_SHARES
+# setting names: "memory", "unlimited" or a positive whole number (read on the driver's main
+# branch at its 0.5.0 features, cmd/gpu-kubelet-plugin/main.go). A 0.4.x plugin knows no such
+# gate and stops at start on an unknown one, so the mode needs a 0.5.0 chart or later.
+CONSUMABLE_SHARES_GATE = "ConsumableShares"
+CONSUMABLE_SHARES_ENV = "CONSUMABLE_SHARES"
+CONSUMABLE_SHARES_MODES = ("memory", "unlimited")
+CONSUMABLE_SHARES_SINCE = (0, 5, 0)
 
 
 class PlanError(ValueError):
@@ -193,8 +202,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["gpuCluster"] = {"deployCR": True}
         if driver_enabled:
             values["driver"]["nvidiaDriverCRD"] = {"enabled": True}
-        if sharing:
-            values["draDriver"] = {"featureGates": dict(SHARING_GATES)}
+        values.update(dra_driver_settings(layout, SHARING_GATES if sharing else None))
     else:
         values["devicePlugin"] = {"enabled": True}
     if has_gpucluster and layout != "gpucluster":
@@ -218,8 +226,58 @@ def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False)
     if image_registry:
         for key, repository in images.dra_driver_mirror_values(chart, image_registry).items():
             set_value(values, key, repository)
-    if sharing:
-        values["featureGates"] = dict(SHARING_GATES)
+    values.update(dra_driver_settings("standalone", SHARING_GATES if sharing else None))
+    return values
+
+
+def consumable_shares_mode(mode):
+    """``mode`` as the DRA driver reads CONSUMABLE_SHARES ("memory", "unlimited", "4"); PlanError
+    for anything else, which the kubelet plugin would refuse at start."""
+    text = str(mode).strip()
+    if text in CONSUMABLE_SHARES_MODES or (text.isdigit() and int(text) > 0):
+        return text
+    raise PlanError("the ConsumableShares mode is %r; NVIDIA's DRA driver takes %s or a positive whole number"
+                    % (mode, " or ".join(CONSUMABLE_SHARES_MODES)))
+
+
+def dra_driver_settings(layout, gates=None, consumable_shares=None, dra_version=None):
+    """The chart values that give NVIDIA's DRA driver feature ``gates`` ({name: bool}) and, with
+    ``consumable_shares``, the ConsumableShares mode (its gate included), where each layout takes
+    them; {} when neither is asked for. The one place that knows where they go:
+
+    * standalone (the DRA chart, ``dra_version`` its version): ``featureGates`` and, from 0.5.0,
+      ``consumableShares``, which the chart renders as FEATURE_GATES and CONSUMABLE_SHARES on the
+      kubelet plugin's gpus container;
+    * gpucluster (v26.7, DRA driver 0.5.0): ``draDriver.featureGates``; its GPUCluster has no
+      consumableShares key, but the operator adds ``draDriver.gpus.kubeletPlugin.env`` to that same
+      container, so the mode goes there under the chart's name (read in gpu-operator v26.7.0's
+      GPUCluster type and its kubelet-plugin DaemonSet manifest).
+
+    The driver publishes shares only where the cluster has DRAConsumableCapacity (on from
+    Kubernetes 1.36), and does not run MPS on a GPU it shares this way."""
+    gates = dict(gates or {})
+    env = []
+    if consumable_shares is not None:
+        # The calendar versions before the chart's rename (25.x) are older than 0.5.0 despite their numbers.
+        renamed = dra_version is not None and DRA_DRIVER_MINORS.get(tuple(dra_version[:2])) == nvidia.DRA_CHART
+        if layout == "standalone" and not (renamed and tuple(dra_version) >= CONSUMABLE_SHARES_SINCE):
+            raise PlanError("ConsumableShares needs DRA driver chart %s or later (this plan installs %s): set "
+                            "gpu_operator_dra_driver_version to %s"
+                            % (dra_version_text(CONSUMABLE_SHARES_SINCE),
+                               dra_version_text(dra_version) if dra_version else "no DRA chart",
+                               dra_version_text(CONSUMABLE_SHARES_SINCE)))
+        gates[CONSUMABLE_SHARES_GATE] = True
+        env = [{"name": CONSUMABLE_SHARES_ENV, "value": consumable_shares_mode(consumable_shares)}]
+    if not gates:
+        return {}
+    if layout == "gpucluster":
+        driver = {"featureGates": gates}
+        if env:
+            driver["gpus"] = {"kubeletPlugin": {"env": env}}
+        return {"draDriver": driver}
+    values = {"featureGates": gates}
+    if env:
+        values["consumableShares"] = env[0]["value"]
     return values
 
 
@@ -398,7 +456,7 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
                  "chart_version": version_text(parsed), "values": operator}]
     dra_values, upgrade = None, dra_chart_upgrade(None, None, None)
     if layout == "standalone":
-        dra_version = parse_version(dra_driver_version or info["dra_driver"])
+        dra_version = parse_version(dra_driver_version or info["dra_drivers"][0])
         chart = dra_driver_chart(dra_version_text(dra_version))
         upgrade = dra_chart_upgrade(chart, dra_version, installed_dra_driver)
         planned = dra_driver_values(chart, driver_enabled, image_registry, sharing)
@@ -483,12 +541,10 @@ def planned_images(releases, version, layout, gpu_node_labels):
 
 def layout_notes(layout, upgrade, info, releases):
     notes = []
-    operator_pairs = info.get("operator_dra_driver")
-    if layout == "standalone" and operator_pairs and releases[1]["chart_version"] != operator_pairs:
-        notes.append("This operator version runs DRA driver %s itself in its GPUCluster layout; the standalone "
-                     "layout installs the DRA driver chart %s, the newest released when this collection was "
-                     "checked: set gpu_operator_dra_driver_version to %s once your chart repository has it."
-                     % (operator_pairs, releases[1]["chart_version"], operator_pairs))
+    if layout == "standalone" and releases[1]["chart_version"] not in info["dra_drivers"]:
+        notes.append("DRA driver chart %s was not checked with GPU Operator %s (checked with it: %s); the plan sets "
+                     "it the same values as those."
+                     % (releases[1]["chart_version"], releases[0]["chart_version"], ", ".join(info["dra_drivers"])))
     if layout == "gpucluster":
         notes.append("The GPUCluster layout is what NVIDIA calls a Technology Preview, supported for new installs "
                      "only; it deploys no NVIDIA Container Toolkit (the DRA driver hands devices to containers "

@@ -8,7 +8,8 @@ NVIDIA's DRA driver (v0.4.x) reads sharing settings from opaque config
 strictly only when the kubelet plugin prepares a claim: a wrong field makes the pod fail to
 start, long after the class was applied. So the schema is kept here as data and every config
 is checked against it before anything is written. Facts read from the driver's source at
-v0.4.1 (``api/nvidia.com/resource/v1beta1``); ``multiUser`` exists only on its main branch.
+v0.4.1 (``api/nvidia.com/resource/v1beta1``), which a 0.4.x plugin enforces; ``multiUser`` came
+with v0.5.0 (read on its main branch) and is refused here as 0.4.x refuses it.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -101,13 +101,15 @@ def extract(git_dir, tag, path, dest):
 
 
 def set_chart_version(chart_dir, version):
-    """gpu-operator's Chart.yaml in git says v1.0.0-devel; NVIDIA's release sets the tag, which the
-    operator's and validator's image tags default to (appVersion) and the role asks Helm for."""
+    """Set version and appVersion as NVIDIA's release does: gpu-operator's Chart.yaml in git says
+    v1.0.0-devel and the release sets the tag, which the operator's and validator's image tags
+    default to (appVersion) and the role asks Helm for; a DRA chart taken from a branch says
+    0.5.0-dev, and its image tag defaults to "v" + appVersion."""
     chart_yaml = os.path.join(chart_dir, "Chart.yaml")
     with open(chart_yaml) as handle:
         text = handle.read()
     for key in ("version", "appVersion"):
-        text = re.sub(r"(?m)^%s:.*$" % key, "%s: %s" % (key, version), text)
+        text = re.sub(r"(?m)^%s:.*$" % key, '%s: "%s"' % (key, version), text)
     with open(chart_yaml, "w") as handle:
         handle.write(text)
 
@@ -118,53 +120,61 @@ def package(helm, chart_dir, dest):
 
 
 def dra_chart_versions():
-    """The DRA driver charts the plan pairs with the supported operator versions (spelled 0.4.1)."""
-    return sorted({info["dra_driver"] for info in gov.OPERATOR_VERSIONS.values()}, key=gov.parse_version)
+    """The DRA driver charts the plan pairs with or offers for the supported operator versions
+    (spelled 0.4.1)."""
+    return sorted({version for info in gov.OPERATOR_VERSIONS.values() for version in info["dra_drivers"]},
+                  key=gov.parse_version)
 
 
-def release_tags(tags):
-    """Released versions among git tags (v0.4.1, not v0.4.1-rc.1), as (version, tag)."""
-    found = []
-    for tag in tags:
-        if re.match(r"^v\d+\.\d+\.\d+$", tag):
-            found.append((gov.parse_version(tag), tag))
-    return sorted(found)
+# DRA driver releases the stored copy of the driver's repository has no tag for, and the branch
+# that has every feature of the release: the copy ends on 2026-08-08, before v0.5.0 (released
+# 2026-08-19 with the version bump of PR #1367), and main's chart, 0.5.0-dev, has them all. Used
+# only when the tag is missing; the chart is then packaged with the release's version.
+UNTAGGED_RELEASES = {"0.5.0": "main"}
 
 
-def dra_stand_in_tag(wanted, tags):
-    """For a paired DRA chart version the repository lacks (not released yet), the newest released
-    tag of the same chart below it, so that the operator version can still be rendered with a real
-    DRA chart; None when there is none."""
-    chart = gov.dra_driver_chart(wanted)
-    older = [tag for version, tag in release_tags(tags)
-             if version < gov.parse_version(wanted) and gov.DRA_DRIVER_MINORS.get(version[:2]) == chart]
-    return older[-1] if older else None
+def has_ref(git_dir, ref):
+    return subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "--verify", "--quiet", ref + "^{commit}"],
+                          capture_output=True, check=False).returncode == 0
+
+
+def dra_ref(dra_repo, version, tags):
+    """(git ref, a note on it) for a DRA chart version: its tag, else the branch UNTAGGED_RELEASES
+    names for it; (None, why) when the repository has neither."""
+    tag = "v" + version
+    if tag in tags:
+        return tag, ""
+    branch = UNTAGGED_RELEASES.get(version)
+    if branch and has_ref(dra_repo, branch):
+        commit, date = run(["git", "--git-dir", dra_repo, "log", "-1", "--format=%h %cs", branch]).stdout.split()
+        return branch, "commit %s of %s, packaged as %s: no tag %s in this copy" % (commit, date, version, tag)
+    return None, "%s has no tag %s (DRA driver chart %s %s, which the plan pairs with or offers for an operator " \
+        "version)" % (dra_repo, tag, gov.dra_driver_chart(version), version)
 
 
 def charts_from_repositories(helm, operator_repo, dra_repo, work, dest):
-    """Package the supported operator versions and their paired DRA charts from git; returns
-    [{chart, version, file, source}] plus [messages] for tags the repositories lack."""
+    """Package the supported operator versions and their DRA charts from git; returns
+    [{chart, version, file, source}] plus [messages] for versions the repositories lack."""
     packaged, missing = [], []
     operator_tags, dra_tags = git_tags(operator_repo), git_tags(dra_repo)
-    wanted = [(operator_repo, version, OPERATOR_CHART_PATH) for version in gov.supported_operator_versions()
-              if version in operator_tags]
+    # (repository, git ref, chart path, the version to package it as, a note on the ref)
+    wanted = [(operator_repo, version, OPERATOR_CHART_PATH, version, "")
+              for version in gov.supported_operator_versions() if version in operator_tags]
     missing += ["%s has no tag %s (gpu-operator)" % (operator_repo, version)
                 for version in gov.supported_operator_versions() if version not in operator_tags]
     for version in dra_chart_versions():
-        tag = "v" + version
-        if tag not in dra_tags:
-            stand_in = dra_stand_in_tag(version, dra_tags)
-            missing.append("%s has no tag %s (DRA driver chart %s %s, which the plan pairs with an operator "
-                           "version)%s" % (dra_repo, tag, gov.dra_driver_chart(version), version,
-                                           "; rendering with %s instead as well" % stand_in if stand_in else ""))
-            tag = stand_in
-        if tag:
-            wanted.append((dra_repo, tag, "%s/%s" % (DRA_CHART_PARENT, gov.dra_driver_chart(tag))))
-    for repo, tag, path in sorted(set(wanted)):
-        chart_dir = extract(repo, tag, path, os.path.join(work, tag))
-        if repo == operator_repo:
-            set_chart_version(chart_dir, tag)
-        packaged.append(chart_entry(chart_dir, package(helm, chart_dir, dest), "%s@%s:%s" % (repo, tag, path)))
+        ref, note = dra_ref(dra_repo, version, dra_tags)
+        if ref is None:
+            missing.append(note)
+            continue
+        wanted.append((dra_repo, ref, "%s/%s" % (DRA_CHART_PARENT, gov.dra_driver_chart(version)), version, note))
+    for repo, ref, path, version, note in sorted(set(wanted)):
+        chart_dir = extract(repo, ref, path, os.path.join(work, version))
+        # gpu-operator's Chart.yaml says v1.0.0-devel in git, the DRA chart's main 0.5.0-dev.
+        if repo == operator_repo or ref != "v" + version:
+            set_chart_version(chart_dir, version)
+        source = "%s@%s:%s%s" % (repo, ref, path, " (%s)" % note if note else "")
+        packaged.append(chart_entry(chart_dir, package(helm, chart_dir, dest), source))
     return packaged, missing
 
 
@@ -222,31 +232,19 @@ class Combination:
 
 def combinations(mirror, chart_dir):
     """Every version x layout it offers (plus DRA off) x mirror unset/set x sharing off/on
-    (sharing needs DRA: the plan refuses it with the device plugin). Where the paired DRA chart
-    is missing (not released), the standalone layout is also rendered with the newest older
-    DRA chart of the same name that chart_dir has."""
+    (sharing needs DRA: the plan refuses it with the device plugin). The standalone layout is
+    rendered with the DRA chart the plan pairs, and also with each other chart it offers for the
+    version that chart_dir has."""
     found = []
     for version in gov.supported_operator_versions():
         info = gov.OPERATOR_VERSIONS[gov.parse_version(version)[:2]]
-        dra_versions = [None]
-        if not chart_file(chart_dir, gov.dra_driver_chart(info["dra_driver"]), info["dra_driver"]):
-            dra_versions += [v for v in [packaged_stand_in(chart_dir, info["dra_driver"])] if v]
+        dra_versions = [None] + [v for v in info["dra_drivers"][1:] if chart_file(chart_dir, gov.dra_driver_chart(v), v)]
         for layout in sorted(info["layouts"]) + ["device_plugin"]:
             for dra_version in dra_versions if layout == "standalone" else [None]:
                 for registry in (None, mirror):
                     for sharing in ((False,) if layout == "device_plugin" else (False, True)):
                         found.append(Combination(version, layout, registry, sharing, dra_version))
     return found
-
-
-def packaged_stand_in(chart_dir, wanted):
-    chart = gov.dra_driver_chart(wanted)
-    versions = []
-    for path in glob.glob(os.path.join(chart_dir, "%s-*.tgz" % chart)):
-        version = chart_entry(None, path, path)["version"]
-        if gov.parse_version(version) < gov.parse_version(wanted):
-            versions.append(gov.parse_version(version))
-    return gov.dra_version_text(max(versions)) if versions else None
 
 
 def plan(combo):
@@ -585,18 +583,17 @@ GPUCLUSTER_GAP = ("not testable in the lab: no real operator runs there, so noth
 
 
 def lab_cases(chart_dir):
-    """The newest v26.3 with its paired DRA chart, v26.7.0 and v25.10.1 standalone (v26.7.0 also with
-    the newest DRA chart at hand when its paired one is missing), and v26.7.0's GPUCluster."""
+    """Each operator minor's newest version standalone with the DRA chart the plan pairs, and with
+    each other chart it offers that chart_dir has; v26.7.0's GPUCluster."""
     newest = {}
     for version in gov.supported_operator_versions():
         newest[gov.parse_version(version)[:2]] = version
-    cases = [LabCase(newest[(26, 3)], "standalone"), LabCase(newest[(26, 7)], "standalone")]
-    paired = gov.OPERATOR_VERSIONS[(26, 7)]["dra_driver"]
-    stand_in = packaged_stand_in(chart_dir, paired)
-    if stand_in and not chart_file(chart_dir, gov.dra_driver_chart(paired), paired):
-        cases.append(LabCase(newest[(26, 7)], "standalone", stand_in))
-    return cases + [LabCase(newest[(25, 10)], "standalone"),
-                    LabCase(newest[(26, 7)], "gpucluster", expected_gap=GPUCLUSTER_GAP)]
+    cases = []
+    for minor in ((26, 3), (26, 7), (25, 10)):
+        cases.append(LabCase(newest[minor], "standalone"))
+        cases += [LabCase(newest[minor], "standalone", other) for other in gov.OPERATOR_VERSIONS[minor]["dra_drivers"][1:]
+                  if chart_file(chart_dir, gov.dra_driver_chart(other), other)]
+    return cases + [LabCase(newest[(26, 7)], "gpucluster", expected_gap=GPUCLUSTER_GAP)]
 
 
 REMOVE_PLAYBOOK = """\

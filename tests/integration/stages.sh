@@ -19,9 +19,11 @@ summarise_failure() {
 }
 # pytest exits 5 when it collects nothing: fine when the script's arguments narrowed the selection
 # (`run.sh -k NAME` matches tests of one run only), an error when the whole suite runs.
+# --durations: the slowest tests of each run in the log, for the test budget (docs/benchmarks.md).
 run_pytest() {
-  local rc=0
-  python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$stage_log" || rc=$?
+  local rc=0 t0=$SECONDS
+  python -m pytest -q -p no:cacheprovider --durations=15 "$@" 2>&1 | tee "$stage_log" || rc=$?
+  echo "=== $stage: done in $((SECONDS - t0))s"
   if [ "$rc" -eq 5 ] && [ "$narrowed" = yes ]; then rc=0; fi
   return "$rc"
 }
@@ -29,5 +31,7 @@ molecule_test() {
   echo "=== molecule test -s $1${2:+ ($2)}"
   stage="molecule test -s $1${2:+ ($2)}"
   stage_log="$root/.lab/logs/molecule-$1.log"
+  local t0=$SECONDS
   molecule test -s "$1" 2>&1 | tee "$stage_log"
+  echo "=== molecule test -s $1: ok in $((SECONDS - t0))s"
 }

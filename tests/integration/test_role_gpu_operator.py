@@ -22,8 +22,10 @@ from plugins.module_utils import gpu_operator_values as gov  # noqa: E402
 
 HELM = shutil.which("helm")
 pytestmark = pytest.mark.skipif(HELM is None, reason="helm is not on PATH (eval \"$(make -s lab-env)\")")
-COMBINATIONS = [(v, "auto") for v in gov.supported_operator_versions()] + \
-    [("v26.7.0", "standalone"), ("v26.7.0", "gpucluster")]
+COMBINATIONS = [(v, "auto", None) for v in gov.supported_operator_versions()] + \
+    [("v26.7.0", "standalone", None), ("v26.7.0", "gpucluster", None)] + \
+    [(v, "standalone", other) for v in ("v26.3.3", "v26.7.0")
+     for other in gov.OPERATOR_VERSIONS[gov.parse_version(v)[:2]]["dra_drivers"][1:]]
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +65,11 @@ def by_kind(docs, kind):
     return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
 
 
-@pytest.mark.parametrize("version,mode", COMBINATIONS)
+@pytest.mark.parametrize("version,mode,dra_version", COMBINATIONS)
 @pytest.mark.parametrize("nodes", [["node-b"], []])
-def test_planned_values_render(repo, version, mode, nodes):
+def test_planned_values_render(repo, version, mode, dra_version, nodes):
     try:
-        plan = gov.plan(version, mode, gpu_nodes=["node-a", "node-b"], dra_nodes=nodes)
+        plan = gov.plan(version, mode, gpu_nodes=["node-a", "node-b"], dra_nodes=nodes, dra_driver_version=dra_version)
     except gov.PlanError as exc:
         assert nodes and "cannot migrate node by node" in str(exc)
         return
@@ -85,6 +87,7 @@ def test_planned_values_render(repo, version, mode, nodes):
         # Only the selector label is the chart's promise; the real chart adds app.kubernetes.io/ labels.
         label, value = plan["plugin"]["pod_selector"].split("=")
         assert dra["spec"]["template"]["metadata"]["labels"][label] == value == "kubelet-plugin"
+        assert dra["metadata"]["labels"]["app.kubernetes.io/version"] == plan["releases"][1]["chart_version"]
         assert dra["spec"]["selector"]["matchLabels"] == {label: value}
         env = yaml.safe_load(by_kind(operator, "Deployment")["gpu-operator"]["spec"]["template"]["metadata"]
                              ["annotations"]["stand-in.dra.gpu/driver-manager-env"])
@@ -123,3 +126,17 @@ def test_sharing_gates_reach_the_kubelet_plugin(repo, version, mode):
         plugins = driver_gates.kubelet_plugins(daemonsets)
         assert len(plugins) == 1 and plugins[0]["gates"] == expected
         assert (driver_gates.problem(["MPSSupport", "TimeSlicingSettings"], plugins) is None) == sharing
+
+
+@pytest.mark.parametrize("version,mode", [("v26.7.0", "auto"), ("v26.7.0", "gpucluster")])
+def test_consumable_shares_settings_reach_the_plugins_gpus_container(repo, version, mode):
+    """dra_driver_settings() -> chart values -> CONSUMABLE_SHARES and the gate on the gpus container,
+    in the DRA chart 0.5.0 that v26.7 pairs and in v26.7's GPUCluster alike."""
+    plan = gov.plan(version, mode, gpu_nodes=["node-a"])
+    layout, release = plan["layout"], plan["releases"][-1]
+    settings = gov.dra_driver_settings(layout, None, "memory", gov.parse_version(release["chart_version"]))
+    proc, docs = render(repo, dict(release, values=gov.deep_merge(release["values"], settings)))
+    assert proc.returncode == 0, proc.stderr
+    spec = by_kind(docs, "DaemonSet")[plan["plugin"]["daemonset"]]["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in {c["name"]: c for c in spec["containers"]}["gpus"]["env"]}
+    assert env == {"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": "ConsumableShares=true,"}

@@ -3,7 +3,8 @@ names, versions, labels, defaults, DeviceClasses and the images they would make 
 
 No lab needed: the stand-ins are packaged by chart_repo.py and rendered with the real helm, as
 the role's Helm would against a 1.35.4 cluster. The figures asserted here were read in
-NVIDIA's released charts (gpu-operator v25.10.0-v26.7.0, DRA driver v25.12.0, v0.4.0, v0.4.1).
+NVIDIA's released charts (gpu-operator v25.10.0-v26.7.0, DRA driver v25.12.0, v0.4.0, v0.4.1, and
+0.5.0 as the driver repository's main branch has it: the stored copy ends before the v0.5.0 tag).
 """
 
 import json
@@ -68,9 +69,9 @@ def all_images(docs):
 def test_the_repository_spells_versions_as_nvidia_does(repo):
     index = yaml.safe_load(open(os.path.join(repo, "index.yaml")))["entries"]
     assert sorted(v["version"] for v in index["gpu-operator"]) == sorted(OPERATOR_VERSIONS)
-    assert sorted(v["version"] for v in index["dra-driver-nvidia-gpu"]) == ["0.4.0", "0.4.1"]
+    assert sorted(v["version"] for v in index["dra-driver-nvidia-gpu"]) == ["0.4.0", "0.4.1", "0.5.0"]
     assert [v["version"] for v in index["nvidia-dra-driver-gpu"]] == ["25.12.0"]
-    assert {v["appVersion"] for v in index["dra-driver-nvidia-gpu"]} == {"0.4.0", "0.4.1"}
+    assert {v["appVersion"] for v in index["dra-driver-nvidia-gpu"]} == {"0.4.0", "0.4.1", "0.5.0"}
     assert {v["kubeVersion"] for v in index["dra-driver-nvidia-gpu"] + index["nvidia-dra-driver-gpu"]} \
         == {">=1.32.0-0"}
 
@@ -148,6 +149,7 @@ def test_name_override_renames_the_workloads_and_their_selector_label(repo):
     ("nvidia-dra-driver-gpu", "25.12.0", "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0"),
     ("dra-driver-nvidia-gpu", "0.4.0", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"),
     ("dra-driver-nvidia-gpu", "0.4.1", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"),
+    ("dra-driver-nvidia-gpu", "0.5.0", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.0"),
 ])
 def test_the_dra_image_is_the_real_default_per_version(repo, chart, version, image):
     _proc, docs = render(dra(repo, chart, version), *(API + DRA_SWITCH_ON))
@@ -166,6 +168,35 @@ def test_the_dra_chart_keeps_the_kubelet_plugin_keys(repo):
     assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert {c["name"]: c["env"] for c in spec["containers"]}["gpus"] == [{"name": "FEATURE_GATES",
                                                                           "value": "MPSSupport=true,"}]
+
+
+def gpus_env(docs, name="dra-driver-nvidia-gpu-kubelet-plugin"):
+    spec = of_kind(docs, "DaemonSet")[name]["spec"]["template"]["spec"]
+    return {c["name"]: c.get("env") for c in spec["containers"]}["gpus"]
+
+
+def test_the_0_5_0_chart_has_consumable_shares_with_the_real_default(repo):
+    # main's values.yaml (0.5.0): consumableShares "" and featureGates {}, so by default the
+    # plugin gets neither CONSUMABLE_SHARES nor FEATURE_GATES
+    values = yaml.safe_load(subprocess.run([HELM, "show", "values", dra(repo, version="0.5.0")], capture_output=True,
+                                           text=True, check=True).stdout)
+    assert values["consumableShares"] == "" and values["featureGates"] == {}
+    _proc, docs = render(dra(repo, version="0.5.0"), *(API + DRA_SWITCH_ON))
+    assert gpus_env(docs) is None
+
+
+@pytest.mark.parametrize("version,expected", [
+    ("0.5.0", [{"name": "CONSUMABLE_SHARES", "value": "memory"}, {"name": "FEATURE_GATES", "value": "ConsumableShares=true,"}]),
+    # 0.4.x has no consumableShares key: the value changes nothing and the gate is rendered as given
+    # (a 0.4.x plugin stops on it; gpu_operator_values refuses ConsumableShares below 0.5.0)
+    ("0.4.1", [{"name": "FEATURE_GATES", "value": "ConsumableShares=true,"}]),
+])
+def test_consumable_shares_reach_the_gpus_container_from_0_5_0(repo, version, expected):
+    _proc, docs = render(dra(repo, version=version), *(API + DRA_SWITCH_ON + [
+        "--set", "consumableShares=memory", "--set", "featureGates.ConsumableShares=true"]))
+    assert gpus_env(docs) == expected
+    spec = of_kind(docs, "DaemonSet")["dra-driver-nvidia-gpu-kubelet-plugin"]["spec"]["template"]["spec"]
+    assert {c["name"]: c.get("env") for c in spec["containers"]}["compute-domains"] == expected[-1:]
 
 
 def test_the_dra_chart_ships_its_crds(repo):
@@ -254,6 +285,25 @@ def test_the_gpucluster_layout_pulls_the_dra_driver_and_no_clusterpolicy_operand
     assert pod_annotations(plugin)["stand-in.dra.gpu/image"] == images["draDriver"]
     assert "nvidia-dra-driver-controller" in of_kind(docs, "Deployment")
     assert "nvidia-device-plugin-daemonset" not in of_kind(docs, "DaemonSet")
+
+
+def test_the_gpucluster_passes_the_gpus_kubelet_plugin_env_after_its_gates(repo):
+    # the operator renders FEATURE_GATES, then draDriver.gpus.kubeletPlugin.env, on the gpus container
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
+        yaml.safe_dump({"clusterPolicy": {"deployCR": False}, "gpuCluster": {"deployCR": True},
+                        "driver": {"enabled": False},
+                        "draDriver": {"featureGates": {"ConsumableShares": True},
+                                      "gpus": {"kubeletPlugin": {"env": [{"name": "CONSUMABLE_SHARES", "value": 4}]}}}},
+                       handle)
+    try:
+        _proc, docs = render(operator(repo, "v26.7.0"), *(API + ["-f", handle.name]))
+    finally:
+        os.unlink(handle.name)
+    containers = of_kind(docs, "DaemonSet")["nvidia-dra-driver-kubelet-plugin"]["spec"]["template"]["spec"]["containers"]
+    assert {c["name"]: c.get("env") for c in containers} == {
+        "gpus": [{"name": "FEATURE_GATES", "value": "ConsumableShares=true,"},
+                 {"name": "CONSUMABLE_SHARES", "value": "4"}],
+        "compute-domains": None}
 
 
 @pytest.mark.parametrize("version", OPERATOR_VERSIONS)

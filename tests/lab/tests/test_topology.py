@@ -42,8 +42,8 @@ def test_attribute_types_match_the_real_driver():
 
 
 def test_no_released_driver_attribute_is_invented():
-    """numaNode is published only by the driver's unreleased main branch, index and minor only by
-    v25.3: a v0.4.1 full GPU carries exactly these keys (addressingMode where the GPU has HMM)."""
+    """The simulator publishes v0.4.1's attributes: numaNode came with v0.5.0, index and minor were
+    v25.3's; a v0.4.1 full GPU carries exactly these keys (addressingMode where the GPU has HMM)."""
     device = gpus.node_devices("n", [{"model": "L4", "count": 1}])[0]
     assert set(device["attributes"]) == {
         "type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",

@@ -154,10 +154,13 @@ def test_a_version_specific_image_replaces_the_tables_default():
 @pytest.mark.parametrize("chart_version, ref", [
     ("0.4.1", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"),
     ("v0.4.1", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"),
+    # 0.5.0 keeps the repository (read in main's values.yaml, which has every 0.5.0 change)
+    ("0.5.0", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.0"),
 ])
 def test_the_dra_driver_image_is_tagged_v_and_the_charts_version(chart_version, ref):
+    repository, tag = ref.split(":")
     assert images.dra_driver_images("dra", "dra-driver-nvidia-gpu", chart_version, {}) == [
-        {"release": "dra", "component": "draDriver", "repository": ref.split(":")[0], "tag": "v0.4.1", "ref": ref}]
+        {"release": "dra", "component": "draDriver", "repository": repository, "tag": tag, "ref": ref}]
 
 
 def test_the_dra_driver_image_follows_the_values():

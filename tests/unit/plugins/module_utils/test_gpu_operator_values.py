@@ -46,8 +46,8 @@ def test_standalone_layout_all_nodes(version, mode):
 @pytest.mark.parametrize("version,chart,chart_version", [
     ("v25.10.1", "nvidia-dra-driver-gpu", "25.12.0"),
     ("v26.3.3", "dra-driver-nvidia-gpu", "0.4.1"),
-    # v26.7's own values name the DRA driver v0.5.0, a chart not released: the newest released one
-    ("v26.7.0", "dra-driver-nvidia-gpu", "0.4.1"),
+    # as NVIDIA pairs them: v26.7's own GPUCluster runs DRA driver v0.5.0
+    ("v26.7.0", "dra-driver-nvidia-gpu", "0.5.0"),
 ])
 def test_dra_driver_chart_paired_with_operator_version(version, chart, chart_version):
     dra = plan(version)["releases"][1]
@@ -55,11 +55,32 @@ def test_dra_driver_chart_paired_with_operator_version(version, chart, chart_ver
     assert plan(version)["plugin"]["pod_selector"] == chart + "-component=kubelet-plugin"
 
 
-def test_v26_7_says_which_dra_driver_its_own_layout_runs():
-    note = [n for n in plan("v26.7.0")["notes"] if "runs DRA driver 0.5.0 itself" in n]
-    assert note and "set gpu_operator_dra_driver_version to 0.5.0 once your chart repository has it" in note[0]
-    assert not [n for n in plan("v26.7.0", dra_driver_version="0.5.0")["notes"] if "itself" in n]
-    assert not [n for n in plan("v26.3.3")["notes"] if "itself" in n]
+@pytest.mark.parametrize("version,dra_version", [("v26.3.3", "0.5.0"), ("v26.7.0", "0.4.1")])
+def test_the_other_offered_dra_chart_is_taken_without_a_caution(version, dra_version):
+    result = plan(version, dra_driver_version=dra_version)
+    assert result["releases"][1]["chart_version"] == dra_version
+    assert result["notes"] == []
+    # the same values for both charts of that name
+    assert result["releases"][1]["values"] == plan(version)["releases"][1]["values"]
+
+
+def test_no_note_calls_a_paired_dra_chart_unreleased():
+    for version in gov.supported_operator_versions():
+        assert plan(version)["notes"] == [], version
+
+
+def test_a_dra_chart_not_checked_with_the_operator_version_gets_a_caution():
+    notes = plan("v26.3.1", dra_driver_version="0.4.0")["notes"]
+    assert notes == ["DRA driver chart 0.4.0 was not checked with GPU Operator v26.3.1 (checked with it: 0.4.1, 0.5.0); "
+                     "the plan sets it the same values as those."]
+    assert [n for n in plan("v26.7.0", dra_driver_version="0.5.1")["notes"] if "(checked with it: 0.5.0, 0.4.1)" in n]
+
+
+def test_v26_7_standalone_pulls_and_mirrors_the_0_5_0_image():
+    assert plan("v26.7.0")["image_refs"][-1] == "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.0"
+    mirrored = plan("v26.7.0", image_registry="m.example.com")
+    assert mirrored["releases"][1]["values"]["image"] == {"repository": "m.example.com/dra-driver-nvidia/dra-driver-nvidia-gpu"}
+    assert mirrored["image_refs"][-1] == "m.example.com/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.0"
 
 
 def test_dra_driver_version_override_changes_the_chart_name():
@@ -453,6 +474,40 @@ def test_gpu_operator_sharing_turns_on_the_gates(version, layout_key):
                                                                               "MPSSupport": True}
     off = gov.plan(version, mode=mode, gpu_nodes=["a"])
     assert "featureGates" not in off["releases"][-1]["values"] and "draDriver" not in off["releases"][0]["values"]
+
+
+# ----- where the DRA driver's settings go per layout: gates and ConsumableShares (driver 0.5.0) -------
+
+def test_dra_driver_settings_with_nothing_asked_for_are_empty():
+    assert gov.dra_driver_settings("standalone") == gov.dra_driver_settings("gpucluster", {}) == {}
+
+
+def test_consumable_shares_in_the_dra_chart_are_its_value_and_gate():
+    assert gov.dra_driver_settings("standalone", gov.SHARING_GATES, "memory", (0, 5, 0)) == {
+        "featureGates": {"TimeSlicingSettings": True, "MPSSupport": True, "ConsumableShares": True},
+        "consumableShares": "memory"}
+    assert gov.dra_driver_settings("standalone", consumable_shares=4, dra_version=(0, 5, 1)) == {
+        "featureGates": {"ConsumableShares": True}, "consumableShares": "4"}
+
+
+def test_consumable_shares_in_the_gpucluster_are_its_gates_and_the_gpus_containers_env():
+    # v26.7's GPUCluster has no consumableShares key: the variable the chart would set goes in
+    # through the env the operator adds to the plugin's gpus container.
+    assert gov.dra_driver_settings("gpucluster", None, "unlimited") == {"draDriver": {
+        "featureGates": {"ConsumableShares": True},
+        "gpus": {"kubeletPlugin": {"env": [{"name": "CONSUMABLE_SHARES", "value": "unlimited"}]}}}}
+
+
+@pytest.mark.parametrize("dra_version", [(0, 4, 1), (25, 12, 0), None])
+def test_consumable_shares_need_a_0_5_chart(dra_version):
+    with pytest.raises(gov.PlanError, match="needs DRA driver chart 0.5.0 or later"):
+        gov.dra_driver_settings("standalone", None, "memory", dra_version)
+
+
+@pytest.mark.parametrize("mode", ["0", "-2", "disabled", "Memory", "", "1.5"])
+def test_consumable_shares_modes_the_driver_refuses_are_refused(mode):
+    with pytest.raises(gov.PlanError, match="takes memory or unlimited or a positive whole number"):
+        gov.dra_driver_settings("gpucluster", None, mode)
 
 
 def test_gpu_operator_sharing_without_dra_is_refused():

@@ -127,8 +127,9 @@ def _common_attributes(node, minor, model, overrides):
         "resource.kubernetes.io/pciBusID": {"string": "0000:%02x:00.0" % (bus & 0xFF)},
         "resource.kubernetes.io/pcieRoot": {"string": "pci0000:%02x" % ((bus - 1) & 0xFF)},
     }
-    # No resource.kubernetes.io/numaNode: no released driver (up to v0.4.1) publishes it; only
-    # the driver's unreleased main branch does.
+    # No resource.kubernetes.io/numaNode: the simulator publishes what v0.4.1 does, and 0.4.x has
+    # none. v0.5.0 adds it ({int: N}, the GPU's NUMA node from sysfs, left out where that is
+    # unknown; read on the driver's main branch, where it came on 2026-07-17, before the tag).
     return attrs
 
 
