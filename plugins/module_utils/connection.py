@@ -330,9 +330,10 @@ def may_be_restarting(exc):
 
 
 def explain(exc, found):
-    """One sentence for a failure to build the client or of the first request, with every
-    credential the settings carry written as *** (urllib3 repeats a proxy's URL in its errors)."""
-    return redaction.text(_explain(exc, found), redaction.secret_values(found))
+    """One sentence for a failure to build the client or of the first request, with the
+    password of any URL in it written as *** (the rest of the credentials are masked by
+    Ansible: client.mask_credentials)."""
+    return redaction.url(_explain(exc, found))
 
 
 def _explain(exc, found):

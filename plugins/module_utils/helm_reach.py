@@ -6,9 +6,10 @@
 kubernetes.core.helm does not connect as kubernetes.core's other modules do: it turns its own
 options into Helm's variables (api_key -> HELM_KUBETOKEN, host -> HELM_KUBEAPISERVER, context
 -> HELM_KUBECONTEXT, ca_cert -> HELM_KUBECAFILE) and falls back to its own list of ``K8S_AUTH_*``
-variables. A token in K8S_AUTH_API_KEY beside a kubeconfig with a client certificate is the
-case that bit: the Kubernetes client sends both and the API server takes the certificate, Helm
-sends the token alone and is refused - after the role had labelled nodes. So input_check runs
+variables. A token in K8S_AUTH_API_KEY beside a kubeconfig with a token of its own is the case
+that bit: the Kubernetes client kubernetes.core builds keeps the kubeconfig's token (it writes
+api_key under a key the client reads only when no kubeconfig set one), Helm is handed the
+variable's token and is refused - after the role had labelled nodes. So input_check runs
 one read-only Helm command with exactly what kubernetes.core.helm would give Helm, and a
 refusal names the setting Helm used. ``run`` is AnsibleModule.run_command (tests pass a fake).
 """
@@ -23,16 +24,30 @@ import tempfile
 
 from ansible_collections.dra.gpu.plugins.module_utils import redaction
 
-# kubernetes.core.helm's connection options: the variables it falls back to (helm_args_common),
-# and the variable of Helm's own it sets (helm.py, _prepare_helm_environment).
+try:
+    from ansible_collections.kubernetes.core.plugins.module_utils.helm_args_common import HELM_AUTH_ARG_SPEC
+except ImportError:  # pragma: no cover - input_check checks the libraries before it calls check()
+    HELM_AUTH_ARG_SPEC = {}
+
+# kubernetes.core.helm's connection options and the variable of Helm's own each one sets
+# (helm.py, _prepare_helm_environment: a method of its module, so written here); the
+# K8S_AUTH_* variables it falls back to are read from its argument spec.
 HELM_OPTIONS = (
-    ("api_key", ("K8S_AUTH_API_KEY",), "HELM_KUBETOKEN"),
-    ("host", ("K8S_AUTH_HOST",), "HELM_KUBEAPISERVER"),
-    ("context", ("K8S_AUTH_CONTEXT",), "HELM_KUBECONTEXT"),
-    ("ca_cert", ("K8S_AUTH_SSL_CA_CERT",), "HELM_KUBECAFILE"),
-    ("kubeconfig", ("K8S_AUTH_KUBECONFIG",), "KUBECONFIG"),
-    ("validate_certs", ("K8S_AUTH_VERIFY_SSL",), "HELM_KUBEINSECURE_SKIP_TLS_VERIFY"),
+    ("api_key", "HELM_KUBETOKEN"),
+    ("host", "HELM_KUBEAPISERVER"),
+    ("context", "HELM_KUBECONTEXT"),
+    ("ca_cert", "HELM_KUBECAFILE"),
+    ("kubeconfig", "KUBECONFIG"),
+    ("validate_certs", "HELM_KUBEINSECURE_SKIP_TLS_VERIFY"),
 )
+
+
+def fallbacks(option):
+    """The environment variables kubernetes.core.helm reads for ``option`` when it is not set."""
+    fallback = (HELM_AUTH_ARG_SPEC.get(option) or {}).get("fallback") or (None, [])
+    return tuple(fallback[1])
+
+
 TIMEOUT = 30  # seconds for the one Helm command
 REFUSED = ("Unauthorized", "provide credentials", "Forbidden", "forbidden")
 
@@ -52,11 +67,11 @@ class Used:
 def helm_settings(params, environ):
     """option -> Used, for the options kubernetes.core.helm will see set."""
     used = {}
-    for option, variables, _helm_variable in HELM_OPTIONS:
+    for option, _helm_variable in HELM_OPTIONS:
         if params.get(option) not in (None, ""):
             used[option] = Used(option, params[option], "option")
             continue
-        for variable in variables:
+        for variable in fallbacks(option):
             if environ.get(variable):
                 used[option] = Used(option, environ[variable], variable)
                 break
@@ -73,7 +88,7 @@ def environment(used, role_environment, temp_dir=None):
     files to remove): an inline kubeconfig is written to a file, as the module does."""
     variables = dict(role_environment or {})
     files = []
-    for option, _fallbacks, helm_variable in HELM_OPTIONS:
+    for option, helm_variable in HELM_OPTIONS:
         setting = used.get(option)
         if setting is None:
             continue
@@ -105,9 +120,10 @@ def _kubeconfig_named(used, variables, environ):
                                    "the environment variable KUBECONFIG" if path else "Helm's default")
 
 
-def refusal(used, variables, environ, stderr, namespace, secrets=()):
-    """The sentence for a Helm command that failed: what Helm was given, the setting to fix."""
-    reason = redaction.text(" ".join((stderr or "").strip().splitlines()[-1:]) or "no output", secrets)
+def refusal(used, variables, environ, stderr, namespace):
+    """The sentence for a Helm command that failed: what Helm was given, the setting to fix.
+    URL passwords are written as ***; the module's no_log_values mask every other credential."""
+    reason = redaction.url(" ".join((stderr or "").strip().splitlines()[-1:]) or "no output")
     kubeconfig = _kubeconfig_named(used, variables, environ)
     token, host = used.get("api_key"), used.get("host")
     head = ("gpu_operator: Helm cannot reach the cluster with the connection the role gives it, so nothing was "
@@ -131,7 +147,7 @@ def refusal(used, variables, environ, stderr, namespace, secrets=()):
                        if "context" in used else ""))
 
 
-def check(run, helm, timeout_bin, namespace, params, role_environment, environ=None, secrets=()):
+def check(run, helm, timeout_bin, namespace, params, role_environment, environ=None):
     """None when ``helm list`` answers with the role's connection, else the refusal's sentence."""
     environ = os.environ if environ is None else environ
     used = helm_settings(params, environ)
@@ -148,4 +164,4 @@ def check(run, helm, timeout_bin, namespace, params, role_environment, environ=N
         return None
     if rc == 124:
         err = "no answer within %ds" % TIMEOUT
-    return refusal(used, variables, environ, err, namespace, secrets)
+    return refusal(used, variables, environ, err, namespace)

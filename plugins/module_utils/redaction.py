@@ -4,7 +4,7 @@
 """What of a connection must never be printed, and text with it taken out.
 
 Two layers, because a message is built in many places and a library's error text is not ours:
-``url``/``text`` write a URL's password as ``***`` wherever the collection echoes a URL
+``url`` writes a URL's password as ``***`` wherever the collection echoes a URL
 (``http://user:***@proxy:3128``), and ``secret_values`` lists every credential the
 connection carries (tokens, passwords, client keys, the password in a proxy's or server's
 URL, from options, ``K8S_AUTH_*`` variables and the kubeconfig that will be read) for
@@ -47,16 +47,6 @@ def url(value):
         return value
     value = _URL_PASSWORD.sub(lambda m: "%s:%s@" % (m.group("head"), MASK), value)
     return _URL_TOKEN.sub(lambda m: "%s%s@" % (m.group("head"), MASK), value)
-
-
-def text(value, secrets=()):
-    """``value`` with URL credentials and each of ``secrets`` written as ***."""
-    value = url(value)
-    if not isinstance(value, str):
-        return value
-    for secret in sorted(set(s for s in secrets if s), key=len, reverse=True):
-        value = value.replace(secret, MASK)
-    return value
 
 
 def url_credentials(value):

@@ -35,7 +35,6 @@ HELM_EXCLUSIVE = (("context", "ca_cert"), ("context", "validate_certs"))
 # their options at -vvv, and proxy and host are not no_log there, so a password written into
 # either URL as an option would reach the output; the dra.gpu modules mask it themselves.
 WITH_KUBERNETES_CORE_STEPS = ("cluster_upgrade", "device_classes", "gpu_operator")
-URL_OPTIONS = ("proxy", "host")
 
 
 def _stripped(values, prefix):
@@ -227,7 +226,7 @@ def credentials_in_urls(connection_params, skip=()):
     kubernetes.core steps would print it, with the two ways that keep it out of the output.
     ``skip``: options refused already for another reason (gpu_operator's NOT_FOR_HELM)."""
     checks = []
-    for option in [o for o in URL_OPTIONS if o not in skip]:
+    for option in [o for o in redaction.URL_OPTIONS if o not in skip]:
         value = connection_params.get(option)
         if redaction.url_credentials(value):
             checks.append(lambda option=option, value=value: _fail(

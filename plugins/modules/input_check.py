@@ -26,7 +26,7 @@ description:
     O(role=gpu_operator) it refuses connection options that Helm cannot take and runs C(helm list) in the
     operator's namespace with exactly the connection C(kubernetes.core.helm) will give Helm (its options and its
     own C(K8S_AUTH_*) variables, over the role's C(helm_environment)), so credentials that reach the Kubernetes
-    client but not Helm - a token in C(K8S_AUTH_API_KEY) beside a kubeconfig with a client certificate - fail
+    client but not Helm - a token in C(K8S_AUTH_API_KEY) beside a kubeconfig with a token of its own - fail
     here, naming the setting, before a node is labelled; for O(role=smoke_test) a
     C(smoke_test_node_selector) that matches no node, and for O(role=device_classes) every class the API server
     (by a server-side dry run) or the published devices (a selector that is not true or false for some device,
@@ -98,7 +98,7 @@ problems:
 
 import os
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, connection, helm_reach, redaction, role_inputs, role_reads
+from ansible_collections.dra.gpu.plugins.module_utils import client, connection, helm_reach, role_inputs, role_reads
 
 
 def main():
@@ -127,21 +127,20 @@ def main():
         result["connection"] = connection.describe(found)
         refused = role_reads.problem(role, kube, values)
         if role == "gpu_operator" and not refused and values.get("gpu_operator_state", "present") == "present":
-            refused = _helm_refusal(module, values, result["helm_environment"], found)
+            refused = _helm_refusal(module, values, result["helm_environment"])
         if refused:
             module.fail_json(msg=refused)
     module.exit_json(**result)
 
 
-def _helm_refusal(module, values, helm_environment, found):
+def _helm_refusal(module, values, helm_environment):
     """Helm's answer with the connection kubernetes.core.helm will give it, or a missing helm."""
     helm = values.get("gpu_operator_helm_binary") or module.get_bin_path("helm")
     if not helm:
         return ("gpu_operator: helm is not on PATH and gpu_operator_helm_binary is not set, so the charts cannot be "
                 "installed; nothing was changed. To fix: install Helm 3 or set gpu_operator_helm_binary to its path")
     return helm_reach.check(module.run_command, helm, module.get_bin_path("timeout"),
-                            values.get("gpu_operator_namespace") or "default", module.params, helm_environment,
-                            secrets=redaction.secret_values(found, module.params.get("proxy_headers")))
+                            values.get("gpu_operator_namespace") or "default", module.params, helm_environment)
 
 
 if __name__ == "__main__":

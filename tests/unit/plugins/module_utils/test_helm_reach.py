@@ -20,6 +20,12 @@ class FakeHelm:
         return self.rc, "[]", self.err
 
 
+def test_the_fallbacks_are_kubernetes_core_helms_own():
+    assert helm_reach.fallbacks("api_key") == ("K8S_AUTH_API_KEY",)
+    assert helm_reach.fallbacks("ca_cert") == ("K8S_AUTH_SSL_CA_CERT",)
+    assert helm_reach.fallbacks("validate_certs") == ("K8S_AUTH_VERIFY_SSL",)
+
+
 def test_options_first_then_the_helm_modules_own_variables():
     used = helm_reach.helm_settings({"context": "prod", "api_key": None},
                                     {"K8S_AUTH_CONTEXT": "dev", "K8S_AUTH_API_KEY": "tok",
@@ -47,7 +53,7 @@ def test_an_inline_kubeconfig_is_written_and_removed(tmp_path):
 def test_a_token_from_the_environment_beside_a_kubeconfig_is_named():
     helm = FakeHelm(rc=1, err=UNAUTHORIZED)
     message = helm_reach.check(helm, "helm", "timeout", "gpu-operator", {"kubeconfig": "/lab/kubeconfig"}, {},
-                               environ={"K8S_AUTH_API_KEY": "bad-token-value"}, secrets=["bad-token-value"])
+                               environ={"K8S_AUTH_API_KEY": "bad-token-value"})
     assert helm.calls[0][0][:2] == ["timeout", str(helm_reach.TIMEOUT)]
     assert helm.calls[0][1]["HELM_KUBETOKEN"] == "bad-token-value"
     assert "nothing was changed" in message and "the environment variable K8S_AUTH_API_KEY" in message
