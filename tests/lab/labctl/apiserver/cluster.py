@@ -151,7 +151,8 @@ def _argv(cfg, name, bins, files, kubeconfigs, advertise):
     if name == "simulator":
         return [sys.executable, "-m", "labctl.apiserver.sim", "--kubeconfig", kubeconfigs["simulator"],
                 "--topology", cfg.topology_file, "--driver-mode", cfg.driver_mode,
-                "--kubelet-version", "v" + cfg.k8s_version, "--state-dir", cfg.state_dir]
+                "--kubelet-version", "v" + cfg.k8s_version, "--state-dir", cfg.state_dir] + (
+                    ["--consumable-shares", cfg.consumable_shares] if cfg.consumable_shares else [])
     raise KeyError(name)
 
 
@@ -182,12 +183,15 @@ def up(cfg):
     procs = components(cfg)
     if previous and any(c.running() for c in procs.values()):
         if previous.get("k8s_version") != cfg.k8s_version or previous.get("driver_mode") != cfg.driver_mode \
-                or previous.get("topology_file") != cfg.topology_file:
+                or previous.get("topology_file") != cfg.topology_file \
+                or previous.get("consumable_shares") != cfg.consumable_shares:
             raise config.ConfigError(
                 "a lab is already running with Kubernetes %s, driver mode %s, topology %s; "
-                "run `make lab-down` first to start one with Kubernetes %s, driver mode %s, topology %s"
+                "run `make lab-down` first to start one with Kubernetes %s, driver mode %s, topology %s "
+                "(LAB_CONSUMABLE_SHARES %s, running with %s)"
                 % (previous.get("k8s_version"), previous.get("driver_mode"), previous.get("topology_file"),
-                   cfg.k8s_version, cfg.driver_mode, cfg.topology_file))
+                   cfg.k8s_version, cfg.driver_mode, cfg.topology_file,
+                   cfg.consumable_shares or "unset", previous.get("consumable_shares") or "unset"))
     bins = build.build_all(cfg.k8s_version)
     os.makedirs(cfg.run_dir, exist_ok=True)
     advertise = (previous or {}).get("advertise_address") or config.advertise_address()
@@ -196,7 +200,8 @@ def up(cfg):
     tokens = pki.tokens(files["tokens.csv"])
     with open(_state_file(cfg), "w") as handle:
         json.dump({"k8s_version": cfg.k8s_version, "driver_mode": cfg.driver_mode,
-                   "topology_file": cfg.topology_file, "advertise_address": advertise,
+                   "topology_file": cfg.topology_file, "consumable_shares": cfg.consumable_shares,
+                   "advertise_address": advertise,
                    "bin_dirs": sorted({os.path.dirname(p) for p in bins.values()})}, handle, indent=2)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(paths.REPO_ROOT, "tests", "lab")

@@ -9,7 +9,11 @@ from labctl import paths
 from labctl.apiserver import build
 
 DRIVER_MODES = ("plugin", "always")
-DEFAULT_K8S_VERSION = "1.35.4"
+# The current Kubernetes release (December 2026): memory shares (DRAConsumableCapacity),
+# partitionable devices and device taints are on by default, so `make lab-up` and `make demo`
+# show what DRA is for. The test suite pins its main lab to 1.35.4, the oldest supported minor
+# (Makefile, TEST_LAB), and starts a 1.37.2 lab beside it for the features 1.35 lacks.
+DEFAULT_K8S_VERSION = "1.37.2"
 
 
 class ConfigError(ValueError):
@@ -56,6 +60,9 @@ class LabConfig:
     # A cluster that does not serve DRA's API at all, for the tests of the refusals. Only
     # Kubernetes 1.34 can do it: from 1.35 the DynamicResourceAllocation gate is locked on.
     without_dra: bool = False
+    # LAB_CONSUMABLE_SHARES (always mode): the simulated plugin publishes as NVIDIA's 0.5.0 does
+    # with --feature-gates ConsumableShares=true --consumable-shares <this>; None: as 0.4.x.
+    consumable_shares: str = None
 
     run_dir = paths.under_state("run")
     pki_dir = paths.under_state("pki")
@@ -78,6 +85,21 @@ def _without_dra(version):
         raise ConfigError("LAB_WITHOUT_DRA needs LAB_K8S_VERSION=1.34.x: from 1.35 DRA cannot be turned off "
                           "(got %s)" % version)
     return True
+
+
+def _consumable_shares(mode):
+    """LAB_CONSUMABLE_SHARES, checked as NVIDIA's plugin checks --consumable-shares."""
+    value = os.environ.get("LAB_CONSUMABLE_SHARES", "")
+    if value in ("", "disabled"):
+        return None
+    if mode != "always":
+        raise ConfigError("LAB_CONSUMABLE_SHARES=%s needs LAB_DRIVER_MODE=always; in plugin mode the kubelet-plugin "
+                          "pod's CONSUMABLE_SHARES and FEATURE_GATES (ConsumableShares=true) decide, as on a real "
+                          "node" % value)
+    if value not in ("memory", "unlimited") and not (value.isdigit() and int(value) > 0):
+        raise ConfigError("LAB_CONSUMABLE_SHARES must be memory, unlimited or a positive number of shares such as "
+                          "4 (got %r); leave it unset for a driver without ConsumableShares" % value)
+    return value
 
 
 def load():
@@ -105,6 +127,7 @@ def load():
         controller_manager_port=base + 57,
         scheduler_port=base + 59,
         without_dra=_without_dra(version),
+        consumable_shares=_consumable_shares(mode),
     )
 
 

@@ -189,13 +189,42 @@ def node_status(name, kubelet_version):
     }
 
 
-def plugin_gates(pod):
-    """Feature gates from FEATURE_GATES on a kubelet-plugin pod's gpus container."""
+def _gpus_container(pod):
     for container in pod["spec"].get("containers") or []:
         if container.get("name") == "gpus":
-            env = {e.get("name"): e.get("value") for e in container.get("env") or []}
-            return opaque.parse_gates(env.get("FEATURE_GATES"))
+            return container
     return {}
+
+
+def plugin_gates(pod):
+    """Feature gates from FEATURE_GATES on a kubelet-plugin pod's gpus container."""
+    env = {e.get("name"): e.get("value") for e in _gpus_container(pod).get("env") or []}
+    return opaque.parse_gates(env.get("FEATURE_GATES"))
+
+
+def plugin_settings(pod):
+    """How the GPU plugin of a kubelet-plugin pod publishes, as NVIDIA's would with that pod's
+    gpus container: {"shares": the ConsumableShares mode or None, "numa": whether it publishes
+    numaNode (an image tagged 0.5.0 or later)}, and why it would not start (None: it starts).
+
+    CONSUMABLE_SHARES as the chart renders it (absent: the flag's default, "disabled");
+    the checks are main.go's validateFlags. A plugin older than 0.5.0 knows no ConsumableShares
+    gate and exits on it, as the feature-gate parser refuses an unknown gate."""
+    container = _gpus_container(pod)
+    env = {e.get("name"): e.get("value") for e in container.get("env") or []}
+    gates = opaque.parse_gates(env.get("FEATURE_GATES"))
+    release = gpus.plugin_release(container.get("image"))
+    mode = env.get("CONSUMABLE_SHARES")
+    mode = gpus.SHARES_DISABLED if mode is None else mode
+    settings = {"shares": None, "numa": gpus.has_release_05(release)}
+    if release is not None and not gpus.has_release_05(release):
+        if gpus.SHARES_GATE in gates:
+            return settings, "unrecognized feature gate: %s" % gpus.SHARES_GATE
+        return settings, None  # CONSUMABLE_SHARES is no flag of 0.4.x: ignored
+    error = gpus.consumable_shares_error(mode, gates)
+    if error is None:
+        settings["shares"] = gpus.shares_mode(mode, gates)
+    return settings, error
 
 
 def internal_ip(node_name):
@@ -212,12 +241,22 @@ def _stable_byte(text):
 
 
 class Simulator:
-    def __init__(self, api_client, nodes, driver_mode, kubelet_version, ready_file=None, report_file=None):
+    def __init__(self, api_client, nodes, driver_mode, kubelet_version, ready_file=None, report_file=None,
+                 consumable_shares=None):
         self.api = api_client
         self.core = client.CoreV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
         self.nodes = {n["name"]: n for n in nodes}
         self.driver_mode = driver_mode
+        # always mode: publish as NVIDIA's 0.5.0 plugin with ConsumableShares on in this mode
+        self.always_settings = {"shares": consumable_shares, "numa": bool(consumable_shares)}
+        # (namespace, pod name) -> plugin_settings of its kubelet-plugin pod
+        self.plugin_settings = {}
+        # json of a device as sent -> as the API server stored it, where it dropped fields (the
+        # ResourceSlice controller then wants what can be stored, and logs it once)
+        self.server_forms = {}
+        # node -> {claim uid: {device: effective config}} of the claims prepared there
+        self.prepared_claims = {}
         self.kubelet_version = kubelet_version
         self.ready_file = ready_file
         self.report_file = report_file
@@ -241,6 +280,8 @@ class Simulator:
         self.plugin_gates = {}
         # pod uid -> {device name: effective sharing} once its claims were prepared
         self.prepared = {}
+        # pod uid -> (node, uids of the claims prepared for it)
+        self.prepared_claims_of_pod = {}
         self.prepare_failed = set()
         self.pod_ips = {}
         self.lock = threading.Lock()
@@ -255,17 +296,55 @@ class Simulator:
         return items
 
     def _devices(self, node_name, driver):
-        return self.nodes[node_name]["devices"] if driver == gpus.DRIVER else compute_domain.devices()
+        if driver != gpus.DRIVER:
+            return compute_domain.devices()
+        node = self.nodes[node_name]
+        settings = self._settings(node_name)
+        return gpus.driver_devices(node["devices"], node["gpus"], settings["shares"], settings["numa"])
 
-    def publish(self, node_name, driver=gpus.DRIVER):
+    def _settings(self, node_name):
+        """How the GPU plugin on the node publishes (plugin_settings; always mode: LAB_CONSUMABLE_SHARES)."""
+        if self.driver_mode != "plugin":
+            return self.always_settings
+        for key, node in self.plugin_pods.items():
+            if node == node_name and key in self.plugin_settings:
+                return self.plugin_settings[key]
+        return {"shares": None, "numa": False}
+
+    def _storable(self, devices):
+        """The devices as the API server will store them, once it was seen to drop fields."""
+        return [self.server_forms.get(json.dumps(d, sort_keys=True), d) for d in devices]
+
+    def _learn_dropped(self, node_name, sent, stored):
+        """After a create or update: where the API server dropped fields (DRAConsumableCapacity
+        off, Kubernetes 1.35), want what it stores from now on, as the ResourceSlice controller
+        does (sliceStored), with its message, once per slice content."""
+        by_name = {d["name"]: d for d in ((stored or {}).get("spec") or {}).get("devices") or []}
+        dropped = []
+        for device in sent["devices"]:
+            actual = by_name.get(device["name"])
+            if actual is not None and actual != device:
+                key = json.dumps(device, sort_keys=True)
+                if self.server_forms.get(key) != actual:
+                    self.server_forms[key] = actual
+                    dropped.append(device["name"])
+        if dropped:
+            features = ["DRAConsumableCapacity"] if any("allowMultipleAllocations" in d and
+                                                        "allowMultipleAllocations" not in by_name.get(d["name"], {})
+                                                        for d in sent["devices"]) else ["unknown"]
+            LOG.warning('pool "%s": some fields were dropped by the apiserver, probably because these features '
+                        "are disabled: %s (devices %s); publishing them as stored", node_name,
+                        " ".join(features), ", ".join(sorted(dropped)))
+
+    def publish(self, node_name, driver=gpus.DRIVER, existing=None):
         """Make the node's pool of ``driver`` hold its devices, with the API calls the driver's
         ResourceSlice controller makes (pool.plan): a change to a one-slice pool updates that
         slice in place and keeps the generation."""
-        devices = self._devices(node_name, driver)
+        devices = self._storable(self._devices(node_name, driver))
         if not devices:
             return
         wanted = pool.chunks(pool.shuffled(devices))
-        steps = pool.plan(self._slices_of(node_name, driver), wanted)
+        steps = pool.plan(self._slices_of(node_name, driver) if existing is None else existing, wanted)
         if not (steps["delete"] or steps["update"] or steps["create"]):
             return
         generation = steps["generation"]
@@ -299,20 +378,23 @@ class Simulator:
                                                   "uid": self.node_uids[node_name], "controller": True}]},
                 "spec": spec}
         options = {"dry_run": "All"} if dry_run else {}
-        self._refusable(node_name, self.custom.create_cluster_custom_object,
-                        "resource.k8s.io", "v1", "resourceslices", body, **options)
+        stored = self._refusable(node_name, self.custom.create_cluster_custom_object,
+                                 "resource.k8s.io", "v1", "resourceslices", body, **options)
+        if not dry_run:
+            self._learn_dropped(node_name, spec, stored)
 
     def _update_slice(self, node_name, existing, spec):
         """Update in place, from the listed object (its resourceVersion: a conflict is retried by
         the next reconcile, as the controller retries)."""
         body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                 "metadata": dict(existing["metadata"]), "spec": spec}
-        self._refusable(node_name, self.custom.replace_cluster_custom_object,
-                        "resource.k8s.io", "v1", "resourceslices", existing["metadata"]["name"], body)
+        stored = self._refusable(node_name, self.custom.replace_cluster_custom_object,
+                                 "resource.k8s.io", "v1", "resourceslices", existing["metadata"]["name"], body)
+        self._learn_dropped(node_name, spec, stored)
 
     def _refusable(self, node_name, call, *args, **kwargs):
         try:
-            call(*args, **kwargs)
+            return call(*args, **kwargs)
         except ApiException as exc:
             if not is_rejection(exc):
                 raise
@@ -472,8 +554,12 @@ class Simulator:
         if event_type == "DELETED":
             self.prepared.pop(meta["uid"], None)
             self.prepare_failed.discard(meta["uid"])
+            self._unprepare(pod)
+        refused = plugin_settings(pod)[1] if is_plugin_pod(pod) else None
         if deleting and event_type != "DELETED":
             self._finish_deletion(pod)
+        elif refused:
+            self._set_crash_loop(pod, refused)
         elif phase in (None, "Pending"):
             if probe.behaviour(pod) == "image-pull-error":
                 self._set_image_pull_error(pod)
@@ -482,7 +568,7 @@ class Simulator:
         elif phase == "Running" and spec.get("restartPolicy") in ("Never", "OnFailure"):
             self._set_succeeded(pod)
         if is_plugin_pod(pod):
-            self._track_plugin(pod, active=not deleting and phase == "Running")
+            self._track_plugin(pod, active=not deleting and phase == "Running" and not refused)
         if is_device_plugin_pod(pod):
             self._track_device_plugin(pod, active=not deleting and phase == "Running")
 
@@ -502,16 +588,31 @@ class Simulator:
             return False
         node = pod["spec"]["nodeName"]
         by_name = {d["name"]: d for d in self.nodes[node]["devices"]}
-        sharing = {}
+        shares = self._settings(node)["shares"]
+        prepared = self.prepared_claims.setdefault(node, {})
+        sharing, claims = {}, {}
         for claim in self._claims(pod):
             try:
-                sharing.update(opaque.prepare(claim, by_name, self._gates_on(node)))
+                effective = opaque.prepare(claim, by_name, self._gates_on(node), shares=bool(shares))
+                opaque.check_overlap(claim, effective, prepared, shares=bool(shares))
             except opaque.PrepareError as exc:
                 self.prepare_failed.add(uid)
                 self._prepare_failure(pod, opaque.kubelet_message(claim, exc))
                 return False
+            sharing.update(effective)
+            claims[claim["metadata"]["uid"]] = effective
+        prepared.update(claims)
         self.prepared[uid] = sharing
+        self.prepared_claims_of_pod[uid] = (node, list(claims))
         return True
+
+    def _unprepare(self, pod):
+        """NodeUnprepareResources once the pod is gone: its claims no longer hold their devices
+        on the node (a claim shared by other pods is unprepared with its last pod, as the
+        kubelet does; here with the first to go, which the lab's tests never tell apart)."""
+        node, claims = self.prepared_claims_of_pod.pop(pod["metadata"]["uid"], (None, []))
+        for claim_uid in claims:
+            self.prepared_claims.get(node, {}).pop(claim_uid, None)
 
     def _prepare_failure(self, pod, message):
         meta = pod["metadata"]
@@ -541,10 +642,12 @@ class Simulator:
                 self.plugin_pods[key] = node_name
                 self.plugin_gates[key] = plugin_gates(pod)
                 self.plugin_drivers[key] = plugin_drivers(pod)
+                self.plugin_settings[key] = plugin_settings(pod)[0]
             else:
                 self.plugin_pods.pop(key, None)
                 self.plugin_gates.pop(key, None)
                 self.plugin_drivers.pop(key, None)
+                self.plugin_settings.pop(key, None)
             self._reconcile_node(node_name)
 
     def _track_device_plugin(self, pod, active):
@@ -616,31 +719,38 @@ class Simulator:
             if wanted == (node_name not in self.withheld):
                 return
             (self.withheld.discard if wanted else self.withheld.add)(node_name)
-        has_slices = bool(self._slices_of(node_name))
-        if wanted and not has_slices:
-            self.publish(node_name)
-        elif not wanted and has_slices:
+        existing = self._slices_of(node_name)
+        if wanted:
+            # Also when slices exist: a new plugin pod may publish differently (ConsumableShares).
+            self.publish(node_name, existing=existing)
+        elif existing:
             self.unpublish(node_name)
 
     def resync_plugins(self, pods):
         """Rebuild the kubelet-plugin view from a full pod list and make the slices match it."""
-        running, gates, drivers = {}, {}, {}
+        running, gates, drivers, settings = {}, {}, {}, {}
         for pod in pods:
             node = pod["spec"].get("nodeName")
             if node in self.nodes and is_plugin_pod(pod) and not pod["metadata"].get("deletionTimestamp") \
-                    and (pod.get("status") or {}).get("phase") == "Running":
+                    and (pod.get("status") or {}).get("phase") == "Running" and plugin_settings(pod)[1] is None:
                 key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
                 running[key] = node
                 gates[key] = plugin_gates(pod)
                 drivers[key] = plugin_drivers(pod)
+                settings[key] = plugin_settings(pod)[0]
         device_plugin = dict(((p["metadata"]["namespace"], p["metadata"]["name"]), p["spec"]["nodeName"])
                              for p in pods if p["spec"].get("nodeName") in self.nodes and is_device_plugin_pod(p)
                              and not p["metadata"].get("deletionTimestamp")
                              and (p.get("status") or {}).get("phase") == "Running")
+        # Pods that went while the watch was down are unprepared here (no DELETED event came).
+        alive = {p["metadata"].get("uid") for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")}
+        for uid in [u for u in self.prepared_claims_of_pod if u not in alive]:
+            self._unprepare({"metadata": {"uid": uid}})
         with self.lock:
             self.plugin_pods = running
             self.plugin_gates = gates
             self.plugin_drivers = drivers
+            self.plugin_settings = settings
             self.device_plugin_pods = device_plugin
             for name in self.nodes:
                 self._reconcile_device_plugin(name)
@@ -724,6 +834,28 @@ class Simulator:
                         found.append(by_name[result["device"]])
         return found
 
+    def _set_crash_loop(self, pod, message):
+        """A kubelet-plugin container that exits at start (NVIDIA's plugin refused its flags):
+        CrashLoopBackOff, the last termination carrying the plugin's error; never Ready."""
+        current = ((pod.get("status") or {}).get("containerStatuses") or [])
+        if any(((cs.get("state") or {}).get("waiting") or {}).get("reason") == "CrashLoopBackOff" for cs in current):
+            return
+        now = _now()
+        LOG.info("pod %s/%s: the kubelet plugin exits at start: %s", pod["metadata"]["namespace"],
+                 pod["metadata"]["name"], message)
+        statuses = self._container_statuses(pod, {"waiting": {"reason": "CrashLoopBackOff", "message":
+                                                              "back-off 10s restarting failed container"}}, False)
+        for status in statuses:
+            status["restartCount"] = 1
+            status["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "message": "Error: %s\n" % message,
+                                                  "startedAt": now, "finishedAt": now}}
+        self._patch_status(pod, {"phase": "Running", "startTime": now,
+                                 "hostIP": internal_ip(pod["spec"]["nodeName"]),
+                                 "conditions": [self._condition("Ready", "False", now, "ContainersNotReady"),
+                                                self._condition("ContainersReady", "False", now, "ContainersNotReady"),
+                                                self._condition("PodScheduled", "True", now)],
+                                 "containerStatuses": statuses})
+
     def _set_image_pull_error(self, pod):
         if ((pod.get("status") or {}).get("containerStatuses") or [{}])[0].get("state", {}).get("waiting"):
             return
@@ -740,6 +872,7 @@ class Simulator:
             started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
         exit_code, message = probe.answer(pod, self._allocated_devices(pod), self.nodes[pod["spec"]["nodeName"]]["devices"],
                                           self.prepared.pop(pod["metadata"]["uid"], {}))
+        self._unprepare(pod)  # the kubelet unprepares a terminated pod's claims
         state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
                                 "startedAt": started, "finishedAt": now}}
         if message:

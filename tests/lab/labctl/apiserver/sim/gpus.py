@@ -9,6 +9,8 @@ derived deterministically from the node name, so they are stable across lab rest
 unique across nodes, like real serial-derived UUIDs.
 """
 
+import copy
+import json
 import re
 import uuid
 
@@ -127,9 +129,8 @@ def _common_attributes(node, minor, model, overrides):
         "resource.kubernetes.io/pciBusID": {"string": "0000:%02x:00.0" % (bus & 0xFF)},
         "resource.kubernetes.io/pcieRoot": {"string": "pci0000:%02x" % ((bus - 1) & 0xFF)},
     }
-    # No resource.kubernetes.io/numaNode: the simulator publishes what v0.4.1 does, and 0.4.x has
-    # none. v0.5.0 adds it ({int: N}, the GPU's NUMA node from sysfs, left out where that is
-    # unknown; read on the driver's main branch, where it came on 2026-07-17, before the tag).
+    # No resource.kubernetes.io/numaNode here: 0.4.x has none. A 0.5.0 plugin adds it
+    # (driver_devices, from the topology's numa_node).
     return attrs
 
 
@@ -155,6 +156,23 @@ def node_devices(node, gpus):
                 devices.extend(_mig_devices(node, minor, group["model"], model, mig, common))
             minor += 1
     return devices
+
+
+def numa_nodes(gpus):
+    """{minor: NUMA node or None} for a node's GPU groups: what sysfs's numa_node says.
+
+    A GPU server's PCI devices sit on a NUMA node (0 unless the group says ``numa_node: N``);
+    ``numa_node: null`` stands for a machine whose sysfs says -1 (a VM like the lab's host),
+    where NVIDIA's 0.5.0 plugin publishes no numaNode."""
+    found, minor = {}, 0
+    for group in gpus or []:
+        value = group.get("numa_node", 0)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise TopologyError("numa_node %r is not a NUMA node number (0, 1, ...) or null" % (value,))
+        for _copy in range(int(group.get("count", 1))):
+            found[minor] = value
+            minor += 1
+    return found
 
 
 def mig_device_name(minor, profile, gi_profile_id, start):
@@ -275,3 +293,118 @@ def apply_mig_layout(groups, layout):
         raise TopologyError("MIG configuration %r is not in the default mig-parted config for this node's GPUs"
                             % layout)
     return changed
+
+
+# ----- What NVIDIA's kubelet plugin 0.5.0 adds -------------------------------------------------
+# Read on the driver's main branch at 95932046 (2026-08-07, 0.5.0-dev, treated as 0.5.0):
+# cmd/gpu-kubelet-plugin/consumable_shares.go (the shapes), main.go (the flag, its env
+# CONSUMABLE_SHARES, default "disabled", and validateFlags), deviceinfo.go (numaNode), and
+# pkg/featuregates (ConsumableShares: alpha, off, since 0.5).
+
+SHARES_GATE = "ConsumableShares"
+SHARES_DISABLED = "disabled"
+SHARES_MODES = ("disabled", "memory", "unlimited", "<N>")
+NUMA_NODE_ATTRIBUTE = "resource.kubernetes.io/numaNode"
+_DECIMAL_SUFFIXES = ("", "k", "M", "G", "T", "P", "E")
+
+
+def decimal_si(count):
+    """An integer as a quantity made with resource.NewQuantity(n, DecimalSI) is written (4 -> "4",
+    1000 -> "1k"), as the driver writes ``shares``."""
+    count = int(count)
+    exponent = 0
+    while count and count % 1000 == 0 and exponent < len(_DECIMAL_SUFFIXES) - 1:
+        count //= 1000
+        exponent += 1
+    return "%d%s" % (count, _DECIMAL_SUFFIXES[exponent])
+
+
+def consumable_shares_error(mode, gates):
+    """Why the 0.5.0 plugin refuses to start with --consumable-shares ``mode`` (None: it starts).
+
+    As main.go's validateFlags: any value but "disabled" needs the gate; a value must be
+    disabled, memory, unlimited or a positive integer, compared untrimmed."""
+    if mode != SHARES_DISABLED and not gates.get(SHARES_GATE):
+        return "--consumable-shares requires feature gate %s to be enabled" % SHARES_GATE
+    if mode not in (SHARES_DISABLED, "memory", "unlimited"):
+        number = _atoi(mode)
+        if number is None or number <= 0:
+            return ("invalid value for --consumable-shares: %s (must be 'disabled', 'memory', 'unlimited', "
+                    "or a positive integer)" % json.dumps(mode))
+    return None
+
+
+def _atoi(text):
+    """Go's strconv.Atoi: an optional sign and decimal digits, within int64; None otherwise."""
+    if not re.match(r"^[+-]?[0-9]+$", text or ""):
+        return None
+    number = int(text)
+    return number if -2 ** 63 <= number < 2 ** 63 else None
+
+
+def shares_mode(mode, gates):
+    """The mode the plugin publishes with: None where it publishes no consumable shares (the
+    gate off, or "disabled"), as isConsumableSharesEnabled decides."""
+    if not gates.get(SHARES_GATE) or mode is None:
+        return None
+    mode = mode.strip()
+    return None if mode in ("", SHARES_DISABLED) else mode
+
+
+def with_consumable_shares(device, mode):
+    """A copy of ``device`` as applyConsumableShares publishes it in ``mode`` (memory, unlimited
+    or a positive integer as text): allowMultipleAllocations, memory rounded down to a multiple
+    of 1Mi with a requestPolicy, and for <N> a ``shares`` capacity of N."""
+    device = copy.deepcopy(device)
+    device["allowMultipleAllocations"] = True
+    capacity = device.setdefault("capacity", {})
+    if "memory" not in capacity:
+        return device
+    whole = binary_si(to_bytes(capacity["memory"]["value"]) // _MIB * _MIB)
+    capacity["memory"]["value"] = whole
+    if mode == "memory":
+        policy = {"default": whole, "validRange": {"min": "1Mi", "max": whole, "step": "1Mi"}}
+    elif mode == "unlimited" or (_atoi(mode) or 0) > 0:
+        policy = {"default": "0", "validRange": {"min": "0", "max": whole, "step": "1Mi"}}
+    else:
+        # The driver's switch has no branch for anything else (validateFlags refused it).
+        return device
+    capacity["memory"]["requestPolicy"] = policy
+    if mode not in ("memory", "unlimited"):
+        shares = decimal_si(_atoi(mode))
+        capacity["shares"] = {"value": shares, "requestPolicy": {
+            "default": "1", "validRange": {"min": "1", "max": shares, "step": "1"}}}
+    return device
+
+
+def plugin_release(image):
+    """(major, minor) of a DRA driver image's tag (``...:v0.5.0``, ``:0.5.0-dev``), None when the
+    tag says nothing (``latest``, a digest only). Calendar tags (v25.12.0) are older than 0.4."""
+    name = (image or "").split("@", 1)[0]
+    tag = name.rsplit("/", 1)[-1].partition(":")[2]
+    match = re.match(r"^v?(\d+)\.(\d+)", tag)
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def has_release_05(release):
+    """Whether a plugin of that release is 0.5.0 or newer (a calendar release, 25.x, is not)."""
+    return release is not None and (release >= (0, 5)) and release[0] < 25
+
+
+def driver_devices(devices, gpus, shares=None, numa=False):
+    """The device entries a plugin publishes for a node: ``devices`` (node_devices, as 0.4.x
+    publishes them), plus for 0.5.0 (``numa``) each GPU's and MIG device's numaNode where
+    sysfs gives one, and with ConsumableShares on (``shares``, a mode) its shapes."""
+    nodes = numa_nodes(gpus) if numa else {}
+    published = []
+    for device in devices:
+        device = copy.deepcopy(device)
+        minor = int(re.match(r"^gpu-(\d+)", device["name"]).group(1))
+        if nodes.get(minor) is not None:
+            device["attributes"][NUMA_NODE_ATTRIBUTE] = {"int": nodes[minor]}
+        if shares:
+            device = with_consumable_shares(device, shares)
+        published.append(device)
+    return published

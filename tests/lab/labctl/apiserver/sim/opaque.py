@@ -33,6 +33,10 @@ class PrepareError(Exception):
     pass
 
 
+class OverlapError(PrepareError):
+    """Refused before any device is prepared (DeviceState.Prepare, not prepareDevices)."""
+
+
 def _bytes(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return int(value)
@@ -133,9 +137,10 @@ def normalize_and_validate(config, gates):
     return sharing
 
 
-def prepare(claim, devices_by_name, gates):
+def prepare(claim, devices_by_name, gates, shares=False):
     """What preparing ``claim`` on this node gives: {device name: effective sharing or None}.
 
+    ``shares``: the plugin runs with ConsumableShares on (0.5.0), which refuses MPS.
     Raises PrepareError with the driver's message when NVIDIA's plugin would refuse it.
     """
     allocation = (claim.get("status") or {}).get("allocation") or {}
@@ -178,15 +183,42 @@ def prepare(claim, devices_by_name, gates):
             if not candidate["requests"] and fits:
                 chosen[result["device"]] = candidate["config"]
                 break
-    return {name: normalize_and_validate(config, gates) for name, config in chosen.items()}
+    effective = {name: normalize_and_validate(config, gates) for name, config in chosen.items()}
+    if shares and gates.get(GATE_MPS) and any((e or {}).get("strategy") == "MPS" for e in effective.values()):
+        # applySharingConfig (0.5.0): the MPS daemon cannot be shared between claims.
+        raise PrepareError("error applying config: MPS sharing is not supported when consumable shares is enabled")
+    return effective
+
+
+def check_overlap(claim, effective, prepared, shares=False):
+    """validateNoOverlappingPreparedDevices (0.5.0): a device this claim gets without admin access
+    that another prepared claim on the node holds is refused, unless ConsumableShares is on and
+    both claims configure it alike. ``prepared``: {claim uid: {device: effective config}}."""
+    uid = claim["metadata"]["uid"]
+    results = ((((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or [])
+    wanted = [r["device"] for r in results if r.get("driver") == DRIVER and not r.get("adminAccess")]
+    for other, devices in prepared.items():
+        if other == uid:
+            continue
+        for device in wanted:
+            if device not in devices:
+                continue
+            if shares:
+                if devices[device] != effective.get(device):
+                    raise OverlapError("unable to prepare claim %s: requested device %s has conflicting configuration "
+                                       "with already prepared claim %s" % (uid, device, other))
+                continue
+            raise OverlapError("unable to prepare claim %s: requested device %s is already allocated to different "
+                               "claim %s" % (uid, device, other))
 
 
 def kubelet_message(claim, error):
     """The pod event's message, as the kubelet and the driver wrap it."""
     meta = claim["metadata"]
+    stage = "" if isinstance(error, OverlapError) else "prepare devices failed: "
     return ("Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for "
-            "ResourceClaim %s: error preparing devices for claim %s/%s:%s: prepare devices failed: %s"
-            % (meta["name"], meta["namespace"], meta["name"], meta["uid"], error))
+            "ResourceClaim %s: error preparing devices for claim %s/%s:%s: %s%s"
+            % (meta["name"], meta["namespace"], meta["name"], meta["uid"], stage, error))
 
 
 def parse_gates(text):
