@@ -90,6 +90,7 @@ ARGUMENT_SPEC = dict(
     dra_driver_version=dict(type="str"),
     image_registry=dict(type="str"),
     dra_sharing=dict(type="bool", default=False),
+    dra_consumable_shares=dict(type="str", default=""),
     namespace=dict(type="str", default="gpu-operator"),
     dra_driver_namespace=dict(type="str", default="nvidia-dra-driver-gpu"),
     release_name=dict(type="str", default="gpu-operator"),
@@ -185,7 +186,7 @@ def resolve_layout(version_string, dra_enabled, mode):
 
 
 def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, toolkit_enabled,
-                    image_registry=None, sharing=False):
+                    image_registry=None, sharing=False, consumable_shares=None):
     """The GPU Operator chart's values for a layout (before the user's extra values)."""
     values = {"driver": {"enabled": driver_enabled}}
     # v26.7 reads toolkit.enabled only for a ClusterPolicy: a GPUCluster deploys no toolkit.
@@ -202,7 +203,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["gpuCluster"] = {"deployCR": True}
         if driver_enabled:
             values["driver"]["nvidiaDriverCRD"] = {"enabled": True}
-        values.update(dra_driver_settings(layout, SHARING_GATES if sharing else None))
+        values.update(dra_driver_settings(layout, SHARING_GATES if sharing else None, consumable_shares))
     else:
         values["devicePlugin"] = {"enabled": True}
     if has_gpucluster and layout != "gpucluster":
@@ -214,8 +215,10 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
     return values
 
 
-def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False):
-    """NVIDIA's DRA driver chart values for the standalone layout."""
+def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False, consumable_shares=None,
+                      dra_version=None):
+    """NVIDIA's DRA driver chart values for the standalone layout (``dra_version`` the chart's,
+    which decides whether it takes ``consumable_shares``)."""
     values = {
         # Where the driver's files are: the operator's driver container, or the host.
         "nvidiaDriverRoot": "/run/nvidia/driver" if driver_enabled else "/",
@@ -226,7 +229,8 @@ def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False)
     if image_registry:
         for key, repository in images.dra_driver_mirror_values(chart, image_registry).items():
             set_value(values, key, repository)
-    values.update(dra_driver_settings("standalone", SHARING_GATES if sharing else None))
+    values.update(dra_driver_settings("standalone", SHARING_GATES if sharing else None, consumable_shares,
+                                      dra_version))
     return values
 
 
@@ -236,8 +240,9 @@ def consumable_shares_mode(mode):
     text = str(mode).strip()
     if text in CONSUMABLE_SHARES_MODES or (text.isdigit() and int(text) > 0):
         return text
-    raise PlanError("the ConsumableShares mode is %r; NVIDIA's DRA driver takes %s or a positive whole number"
-                    % (mode, " or ".join(CONSUMABLE_SHARES_MODES)))
+    off = " (leave it empty to keep the mode off)" if text in ("disabled", "0", "false", "off") else ""
+    raise PlanError("gpu_operator_dra_consumable_shares is %r; NVIDIA's DRA driver takes %s or a positive whole "
+                    "number of shares per GPU%s" % (mode, ", ".join(CONSUMABLE_SHARES_MODES), off))
 
 
 def dra_driver_settings(layout, gates=None, consumable_shares=None, dra_version=None):
@@ -254,15 +259,15 @@ def dra_driver_settings(layout, gates=None, consumable_shares=None, dra_version=
       GPUCluster type and its kubelet-plugin DaemonSet manifest).
 
     The driver publishes shares only where the cluster has DRAConsumableCapacity (on from
-    Kubernetes 1.36), and does not run MPS on a GPU it shares this way."""
+    Kubernetes 1.36, checked by consumable_capacity), and refuses MPS while the mode is on."""
     gates = dict(gates or {})
     env = []
     if consumable_shares is not None:
         # The calendar versions before the chart's rename (25.x) are older than 0.5.0 despite their numbers.
         renamed = dra_version is not None and DRA_DRIVER_MINORS.get(tuple(dra_version[:2])) == nvidia.DRA_CHART
         if layout == "standalone" and not (renamed and tuple(dra_version) >= CONSUMABLE_SHARES_SINCE):
-            raise PlanError("ConsumableShares needs DRA driver chart %s or later (this plan installs %s): set "
-                            "gpu_operator_dra_driver_version to %s"
+            raise PlanError("gpu_operator_dra_consumable_shares needs DRA driver chart %s or later, the first with "
+                            "ConsumableShares (this plan installs %s): set gpu_operator_dra_driver_version to %s"
                             % (dra_version_text(CONSUMABLE_SHARES_SINCE),
                                dra_version_text(dra_version) if dra_version else "no DRA chart",
                                dra_version_text(CONSUMABLE_SHARES_SINCE)))
@@ -430,11 +435,12 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
          dra_driver_version=None, image_registry=None, namespace="gpu-operator",
          dra_driver_namespace="nvidia-dra-driver-gpu", release_name="gpu-operator",
          dra_driver_release_name="nvidia-dra-driver-gpu", sharing=False, installed_dra_driver=None,
-         gpu_node_labels=None):
+         gpu_node_labels=None, consumable_shares=None):
     """Releases, values, the DRA node set and the images to pull for one request; raises
     PlanError on a refusal. ``installed_dra_driver``: the live DRA release's kubelet plugin
     ({name, version}, see dra_chart_upgrade); ``gpu_node_labels``: {node: labels} of the GPU
-    nodes, for the driver image's OS suffix."""
+    nodes, for the driver image's OS suffix; ``consumable_shares``: the ConsumableShares mode, or
+    None (off)."""
     parsed, info, notes = operator_info(version)
     layout = resolve_layout(version, dra_enabled, mode)
     selected = select_nodes(gpu_nodes, dra_nodes) if layout != "device_plugin" else []
@@ -450,8 +456,13 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         raise PlanError("gpu_operator_dra_sharing turns on the DRA driver's sharing gates, but DRA is off "
                         "(gpu_operator_dra_enabled false or an operator version without DRA); turn DRA on or "
                         "set gpu_operator_dra_sharing false")
+    if consumable_shares and layout == "device_plugin":
+        raise PlanError("gpu_operator_dra_consumable_shares turns on the DRA driver's memory shares, but DRA is off "
+                        "(gpu_operator_dra_enabled false); turn DRA on or leave gpu_operator_dra_consumable_shares "
+                        "empty")
+    consumable_shares = consumable_shares or None
     operator = deep_merge(operator_values(parsed, layout, covers_all, driver_enabled, toolkit_enabled,
-                                          image_registry, sharing), operator_extra_values)
+                                          image_registry, sharing, consumable_shares), operator_extra_values)
     releases = [{"name": release_name, "namespace": namespace, "chart": OPERATOR_CHART,
                  "chart_version": version_text(parsed), "values": operator}]
     dra_values, upgrade = None, dra_chart_upgrade(None, None, None)
@@ -459,7 +470,7 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         dra_version = parse_version(dra_driver_version or info["dra_drivers"][0])
         chart = dra_driver_chart(dra_version_text(dra_version))
         upgrade = dra_chart_upgrade(chart, dra_version, installed_dra_driver)
-        planned = dra_driver_values(chart, driver_enabled, image_registry, sharing)
+        planned = dra_driver_values(chart, driver_enabled, image_registry, sharing, consumable_shares, dra_version)
         if upgrade["name_override"]:
             planned["nameOverride"] = upgrade["name_override"]
         dra_values = deep_merge(planned, dra_driver_extra_values)
@@ -475,7 +486,8 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         truthy(lookup(operator, "clusterPolicy.deployCR", True))
     pulled = planned_images(releases, parsed, layout, gpu_node_labels or {})
     notes += pulled["notes"] + layout_notes(layout, upgrade, info, releases) + \
-        partial_migration_notes(layout, device_plugin_on, selected, driver_enabled)
+        partial_migration_notes(layout, device_plugin_on, selected, driver_enabled) + \
+        consumable_shares_notes(consumable_shares, sharing)
     return {"layout": layout, "releases": releases, "dra_nodes": selected,
             "device_plugin_nodes": sorted(set(gpu_nodes) - set(selected)) if device_plugin_on else [],
             "device_plugin_enabled": device_plugin_on, "plugin": plugin_location(releases, layout),
@@ -495,7 +507,7 @@ def plan_for(params, gpu_nodes, operator_extra_values, installed_dra_driver=None
                 params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], operator_extra_values,
                 params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
                 sharing=params["dra_sharing"], installed_dra_driver=installed_dra_driver,
-                gpu_node_labels=gpu_node_labels, **{key: params[key] for key in RELEASE_OPTIONS})
+                gpu_node_labels=gpu_node_labels, consumable_shares=params.get("dra_consumable_shares") or None, **{key: params[key] for key in RELEASE_OPTIONS})
 
 
 def removal(params, gpu_nodes, nodes):
@@ -557,6 +569,42 @@ def layout_notes(layout, upgrade, info, releases):
     return notes
 
 
+# What ConsumableShares is and is not, in words (read on the driver's main branch, 0.5.0-dev:
+# cmd/gpu-kubelet-plugin/consumable_shares.go and device_state.go), for the plan's notes and the
+# gpu_sharing role's memory classes.
+SHARES_ENFORCE = ("memory shares are scheduler accounting: the scheduler puts claims on a GPU until their "
+                  "capacity.requests.memory adds up to its memory, and nothing caps the memory a pod really uses "
+                  "on the GPU (nor its compute); pods sharing a GPU see all of it")
+SHARES_COMBINE = ("time-slicing combines with it (a class with a TimeSlicing config; the claims on one GPU must all "
+                  "carry the same config, or the driver refuses to prepare the later one); MPS does not: with "
+                  "ConsumableShares on, the driver refuses every MPS config when it prepares a claim (\"MPS sharing is "
+                  "not supported when consumable shares is enabled\")")
+SHARES_MODES = {"memory": "a claim without a memory request takes the whole GPU",
+                "unlimited": "a claim without a memory request consumes none, so any number fit on one GPU"}
+
+
+def shares_mode_words(mode):
+    """What a ConsumableShares mode does with a claim that asks for no memory, in words."""
+    return SHARES_MODES.get(mode) or ("at most %s claims per GPU (each takes one share unless it asks for more), "
+                                      "and a claim without a memory request consumes none" % mode)
+
+
+def consumable_shares_notes(mode, sharing):
+    """The plan's notes for a ConsumableShares mode."""
+    if not mode:
+        return []
+    notes = ["ConsumableShares %s: NVIDIA's DRA driver publishes every GPU (and MIG device) as shareable, claims ask "
+             "for capacity.requests.memory, and %s. It works only where Kubernetes has DRAConsumableCapacity on "
+             "kube-apiserver, kube-scheduler, kube-controller-manager and every kubelet (on by default from 1.36): "
+             "the plan checked the API server with a dry run and cannot see the others. Note that %s; %s."
+             % (mode, shares_mode_words(mode), SHARES_ENFORCE, SHARES_COMBINE)]
+    if sharing:
+        notes.append("gpu_operator_dra_sharing also turns on MPSSupport, which NVIDIA's driver refuses to use while "
+                     "ConsumableShares is on: use time-slicing classes only (dra.gpu.gpu_sharing refuses mps classes "
+                     "on this driver)")
+    return notes
+
+
 def check_cluster(server_version, serves_resource_v1, minimum, dra_enabled=True):
     """Refusals about the cluster itself: too old, or no resource.k8s.io/v1."""
     problems = []
@@ -595,6 +643,7 @@ def input_checks(params, name=lambda option: option):
         lambda: inputs.label_selector(name("gpu_node_selector"), params.get("gpu_node_selector")),
         lambda: inputs.strings(name("dra_nodes"), params.get("dra_nodes")),
         lambda: inputs.unique(name("dra_nodes"), params.get("dra_nodes") or [], "node"),
+        lambda: params.get("dra_consumable_shares") and _shares_mode(name, params["dra_consumable_shares"]),
     ]
     if params.get("namespace") == params.get("dra_driver_namespace") and \
             params.get("release_name") == params.get("dra_driver_release_name"):
@@ -608,6 +657,13 @@ def input_checks(params, name=lambda option: option):
         checks.append(lambda: _raise("%s local needs %s, a directory with the charts"
                                      % (name("chart_source"), name("chart_dir"))))
     return checks
+
+
+def _shares_mode(name, mode):
+    try:
+        consumable_shares_mode(mode)
+    except PlanError as exc:
+        raise inputs.InputError(str(exc).replace("gpu_operator_dra_consumable_shares", name("dra_consumable_shares")))
 
 
 def _raise(message):

@@ -289,3 +289,17 @@ def memory_problems(classes, devices, root="gpu_sharing_classes"):
                                 "lower it to at most %s" % ("%s[%d]" % (root, index), body["name"], limit,
                                                             kind.upper(), human_bytes(max(sizes)), human_bytes(max(sizes))))
     return problems
+
+
+def mps_classes(classes):
+    """The names of the DeviceClasses (as the API returns them) whose opaque config for NVIDIA's
+    driver asks for MPS, directly or inside a MIG partition."""
+    found = []
+    for body in classes or []:
+        for entry in (body.get("spec") or {}).get("config") or []:
+            opaque = (entry or {}).get("opaque") or {}
+            if opaque.get("driver") == DRIVER and \
+                    ((opaque.get("parameters") or {}).get("sharing") or {}).get("strategy") == "MPS":
+                found.append(body["metadata"]["name"])
+                break
+    return sorted(found)

@@ -8,9 +8,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 # DOCUMENTATION, EXAMPLES and RETURN are in gpu_operator_plan.yml beside this file (ansible-core's
-# sidecar documentation): its 29 options and 18 return values take five times the lines of its code.
+# sidecar documentation): its 30 options and 18 return values take five times the lines of its code.
 
 from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, gpu_handover, helm_charts, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import consumable_capacity, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_reading as reading
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 
@@ -31,6 +32,8 @@ def main():
                              **gov.removal(params, read["gpu_nodes"], read["nodes"]))
         problems = gov.check_cluster(server_version, kube.serves_resource_v1(), params["min_kubernetes_version"],
                                      params["dra_enabled"])
+        if params["dra_consumable_shares"] and not problems:
+            problems = shares_refusals(kube)
         if problems:
             raise gov.PlanError("refused before installing anything: " + "; ".join(problems))
         cluster, values = reading.distribution(kube, server_version, read["summaries"], params)
@@ -52,6 +55,24 @@ def main():
                      device_plugin_holders=holders, dra_driver_crds=crds, cluster=cluster,
                      node_patches=gov.node_patches(read["nodes"], result["dra_nodes"], result["layout"] != "gpucluster"),
                      **result)
+
+
+def shares_refusals(kube):
+    """Why memory shares cannot work here: the API server drops consumable capacity (a dry run),
+    or live DeviceClasses carry MPS, which the driver refuses while ConsumableShares is on."""
+    problems = []
+    verdict = consumable_capacity.availability(kube)
+    if not verdict["available"]:
+        problems.append("gpu_operator_dra_consumable_shares: " + verdict["reason"])
+    classes, _rv = kube.list_resource("deviceclasses")
+    mps = sharing_config.mps_classes(classes)
+    if mps:
+        problems.append("gpu_operator_dra_consumable_shares: DeviceClass %s carr%s an MPS sharing config, which "
+                        "NVIDIA's DRA driver refuses to prepare while ConsumableShares is on (\"MPS sharing is not "
+                        "supported when consumable shares is enabled\"), so their pods would stop starting; remove "
+                        "%s first (dra.gpu.gpu_sharing without mps classes), or leave the mode off"
+                        % (", ".join(mps), "y" if len(mps) == 1 else "ies", "it" if len(mps) == 1 else "them"))
+    return problems
 
 
 if __name__ == "__main__":

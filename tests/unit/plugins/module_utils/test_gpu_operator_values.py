@@ -506,8 +506,86 @@ def test_consumable_shares_need_a_0_5_chart(dra_version):
 
 @pytest.mark.parametrize("mode", ["0", "-2", "disabled", "Memory", "", "1.5"])
 def test_consumable_shares_modes_the_driver_refuses_are_refused(mode):
-    with pytest.raises(gov.PlanError, match="takes memory or unlimited or a positive whole number"):
+    with pytest.raises(gov.PlanError, match="gpu_operator_dra_consumable_shares is .*; NVIDIA's DRA driver takes "
+                                            "memory, unlimited or a positive whole number of shares per GPU"):
         gov.dra_driver_settings("gpucluster", None, mode)
+
+
+def test_disabled_is_told_to_leave_the_variable_empty():
+    with pytest.raises(gov.PlanError, match="leave it empty"):
+        gov.consumable_shares_mode("disabled")
+
+
+def plan_with_shares(shares, version="v26.7.0", **extra):
+    return gov.plan(version, gpu_nodes=["node-a", "node-b"], consumable_shares=shares, **extra)
+
+
+@pytest.mark.parametrize("mode", ["memory", "unlimited", "4"])
+def test_the_plan_gives_the_standalone_chart_0_5_its_gate_and_mode(mode):
+    result = plan_with_shares(mode)
+    values = result["releases"][1]["values"]
+    assert result["releases"][1]["chart_version"] == "0.5.0"
+    assert values["featureGates"] == {"ConsumableShares": True} and values["consumableShares"] == mode
+    notes = " ".join(result["notes"])
+    assert "scheduler accounting" in notes and "nothing caps the memory a pod really uses" in notes
+    assert "time-slicing combines with it" in notes and "MPS does not" in notes
+    assert gov.shares_mode_words(mode) in notes
+
+
+def test_the_plan_keeps_the_sharing_gates_beside_the_mode_and_says_mps_will_not_work():
+    result = plan_with_shares("memory", sharing=True)
+    assert result["releases"][1]["values"]["featureGates"] == {
+        "TimeSlicingSettings": True, "MPSSupport": True, "ConsumableShares": True}
+    assert any("MPSSupport, which NVIDIA's driver refuses to use while ConsumableShares is on" in n
+               for n in result["notes"])
+
+
+def test_the_plan_puts_the_mode_into_the_gpucluster():
+    result = plan_with_shares("unlimited", mode="gpucluster")
+    assert len(result["releases"]) == 1
+    assert result["releases"][0]["values"]["draDriver"] == {
+        "featureGates": {"ConsumableShares": True},
+        "gpus": {"kubeletPlugin": {"env": [{"name": "CONSUMABLE_SHARES", "value": "unlimited"}]}}}
+
+
+def test_the_plan_refuses_the_mode_with_a_0_4_chart_naming_both_variables():
+    with pytest.raises(gov.PlanError) as err:
+        plan_with_shares("memory", version="v26.3.3")
+    assert "gpu_operator_dra_consumable_shares needs DRA driver chart 0.5.0 or later" in str(err.value)
+    assert "(this plan installs 0.4.1): set gpu_operator_dra_driver_version to 0.5.0" in str(err.value)
+    assert plan_with_shares("memory", version="v26.3.3", dra_driver_version="0.5.0")["releases"][1]["values"][
+        "consumableShares"] == "memory"
+
+
+def test_the_plan_refuses_the_mode_without_dra():
+    with pytest.raises(gov.PlanError, match="gpu_operator_dra_consumable_shares turns on .* but DRA is off"):
+        plan_with_shares("memory", dra_enabled=False)
+
+
+@pytest.mark.parametrize("mode", ["", None])
+def test_no_mode_changes_nothing_in_the_plan(mode):
+    result = plan_with_shares(mode)
+    assert "featureGates" not in result["releases"][1]["values"]
+    assert "consumableShares" not in result["releases"][1]["values"]
+    assert not any("ConsumableShares" in n for n in result["notes"])
+
+
+@pytest.mark.parametrize("mode, ok", [("memory", True), ("12", True), ("", True), ("disabled", False),
+                                      ("0", False), ("half", False)])
+def test_the_role_variable_is_checked_before_anything_with_its_own_name(mode, ok):
+    params = {"version": "v26.7.0", "dra_consumable_shares": mode, "namespace": "gpu-operator",
+              "dra_driver_namespace": "nvidia-dra-driver-gpu", "release_name": "gpu-operator",
+              "dra_driver_release_name": "nvidia-dra-driver-gpu", "min_kubernetes_version": "1.35",
+              "gpu_node_selector": "nvidia.com/gpu.present=true", "dra_nodes": []}
+    errors = []
+    for check in gov.input_checks(params, lambda option: "gpu_operator_" + option):
+        try:
+            check()
+        except Exception as exc:  # pylint: disable=broad-except
+            errors.append(str(exc))
+    assert (errors == []) == ok, errors
+    if not ok:
+        assert errors[0].startswith("gpu_operator_dra_consumable_shares is %r" % mode)
 
 
 def test_gpu_operator_sharing_without_dra_is_refused():
