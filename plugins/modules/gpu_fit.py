@@ -9,13 +9,13 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: gpu_fit
-short_description: How many replicas of some workloads fit on the free GPUs, with whole GPUs, sharing or MIG
+short_description: How many replicas of some workloads fit on the free GPUs, whole, shared, MIG or memory shares
 version_added: 0.2.0
 author:
   - dra.gpu developers (@dra-gpu)
 description:
   - Read-only packing plan. Reads the ResourceSlices of O(driver) and every ResourceClaim, and answers for
-    O(workloads) how many replicas fit, per node and in total, in three alternative ways, each computed on
+    O(workloads) how many replicas fit, per node and in total, in four alternative ways, each computed on
     its own (they are not added up).
   - V(whole_gpu) gives each replica one free GPU (a device with attribute C(type=gpu)) with at least the
     workload's memory, as the device plugin does.
@@ -31,6 +31,23 @@ description:
     devices stay free for large workloads); list the workloads that matter most first.
   - A device allocated to any claim is not free, shared or not, because how much of it is used cannot be seen
     from the API. Only the newest complete generation of each pool counts, as the scheduler does.
+  - V(memory_shares) gives each replica its own ResourceClaim asking C(capacity.requests.memory) (the
+    workload's memory), placed as the scheduler's allocator places it (Kubernetes' consumable capacity, read in
+    k8s.io/dynamic-resource-allocation v0.37.2). A device that publishes C(allowMultipleAllocations) (NVIDIA's DRA
+    driver 0.5.0 with ConsumableShares) takes claims while the sum of what they consume fits every capacity it
+    publishes; the request is rounded up by the device's C(requestPolicy) (to C(validRange.min), then up to its
+    C(step)), a capacity not requested consumes its policy's C(default) (the whole value without a policy), and a
+    request above C(validRange.max) skips the device. So in NVIDIA's mode V(N) the C(shares) capacity caps the
+    claims per GPU. What claims already consumed (the C(consumedCapacity) of their allocation results with a
+    C(shareID)) is subtracted; a result without a C(shareID) takes its device whole. A device without
+    C(allowMultipleAllocations) goes whole to one claim whose request it can hold, as the scheduler does.
+  - V(memory_shares) is the scheduler's accounting, which the scheduler enforces; nothing caps a pod's memory use
+    on the GPU.
+  - V(memory_shares) places workloads in the order given (create each workload's pods after the previous one's
+    are scheduled to get the same), nodes in name order, on each node the first device in the slice's order with
+    room, as the allocator tries them. The scheduler chooses nodes by score, so a workload whose count changes when
+    the plan is made again with nodes in reverse order or spread one replica at a time is listed in
+    C(depends_on_node_choice); that check is not a proof, the scheduler's scores may choose yet other nodes.
   - Replicas that do not fit are listed per strategy with the reason in words.
   - Fails, before anything is read, on a malformed workload, naming the field and what to write instead.
 extends_documentation_fragment:
@@ -41,10 +58,15 @@ options:
     description:
       - The workloads to place, each a mapping with C(name) (required, unique), C(memory) (required, the GPU
         memory one replica needs as a Kubernetes quantity such as V(4Gi) or V(4G); V(4GB) is refused),
-        C(replicas) (a whole number, default V(1)) and C(model) (optional).
+        C(replicas) (a whole number, default V(1)), C(model) (optional) and C(device_class) (optional).
       - C(model) keeps only devices whose C(productName) attribute contains it, ignoring case, for example V(L4)
         or V(A100). A match that runs on into more digits does not count, so V(A10) does not match an A100 and
         V(L4) does not match an L40S.
+      - C(device_class) keeps only the devices the CEL selectors of that DeviceClass match, for every strategy,
+        evaluated locally as the API server would; a class whose selectors cannot be evaluated here leaves the
+        workload unplaced with the reason. A class the cluster does not have is refused, naming those it has.
+        Without it, V(memory_shares) uses the devices with attribute C(type=gpu), as NVIDIA's class
+        C(gpu.nvidia.com) selects them.
     type: list
     elements: dict
     required: true
@@ -85,6 +107,12 @@ EXAMPLES = r"""
       - {name: notebooks, memory: 8Gi, replicas: 20}
   register: fit
 
+- name: 8Gi shares of L4s only (NVIDIA's driver 0.5.0 with ConsumableShares), what the scheduler will place
+  dra.gpu.gpu_fit:
+    workloads:
+      - {name: notebooks, memory: 8Gi, replicas: 12, device_class: l4-shared}
+  register: fit
+
 - name: Stop when sharing cannot hold every replica
   ansible.builtin.assert:
     that: fit.unplaced.shared | length == 0
@@ -96,7 +124,8 @@ summary:
   description: The answer in one line.
   returned: always
   type: str
-  sample: "40 replicas requested: 6 fit with whole GPUs, 36 with sharing (6.0x), 0 with MIG"
+  sample: "40 replicas requested: 6 fit with whole GPUs, 30 with sharing (5.0x), 0 with MIG, 30 with memory shares
+    (the scheduler's accounting)"
 requested:
   description: Replicas requested, all workloads together.
   returned: always
@@ -104,13 +133,16 @@ requested:
   sample: 40
 strategies:
   description:
-    - One entry per strategy, V(whole_gpu), V(shared) and V(mig), each computed on its own.
+    - One entry per strategy, V(whole_gpu), V(shared), V(mig) and V(memory_shares), each computed on its own.
     - Each has C(total) (replicas placed), C(by_node) (replicas placed per node, every node with a free device
       of the strategy's kind listed, V(0) included), C(devices_used) and C(placements).
     - Each placement is one device given to one workload, with C(workload), C(node), C(pool), C(device),
       C(model) (the C(productName)), C(memory) (the device's) and C(replicas).
       V(mig) placements add C(profile); V(shared) placements add C(mps_config), the claim's
       C(sharing.mpsConfig) for MPS (C(defaultPinnedDeviceMemoryLimit), C(defaultActiveThreadPercentage)).
+    - V(memory_shares) placements add C(shared) (the device takes several claims) and C(consumes) (what one claim
+      consumes there, as its allocation result's C(consumedCapacity) will say, e.g. C({memory: 8Gi})), and the
+      strategy adds C(depends_on_node_choice) (workload names).
     - Devices without a node of their own are counted under V((all_nodes)) or V((node_selector)).
   returned: always
   type: dict
@@ -130,15 +162,24 @@ strategies:
         - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 23028Mi,
            replicas: 5, mps_config: {defaultPinnedDeviceMemoryLimit: 4Gi, defaultActiveThreadPercentage: 20}}
     mig: {total: 0, by_node: {}, devices_used: 0, placements: []}
+    memory_shares:
+      total: 30
+      by_node: {node-a: 10, node-b: 20}
+      devices_used: 6
+      depends_on_node_choice: []
+      placements:
+        - {workload: inference, node: node-a, pool: node-a, device: gpu-0, model: NVIDIA A10, memory: 23028Mi,
+           shared: true, replicas: 5, consumes: {memory: 4Gi}}
 workloads:
   description:
-    - Each workload as understood (C(name), C(memory), C(model), C(requested)) with the replicas placed by
-      each strategy (C(whole_gpu), C(shared), C(mig)).
+    - Each workload as understood (C(name), C(memory), C(model), C(device_class), C(requested)) with the replicas
+      placed by each strategy (C(whole_gpu), C(shared), C(mig), C(memory_shares)).
   returned: always
   type: list
   elements: dict
   sample:
-    - {name: inference, memory: 4Gi, model: null, requested: 40, whole_gpu: 6, shared: 36, mig: 0}
+    - {name: inference, memory: 4Gi, model: null, device_class: null, requested: 40, whole_gpu: 6, shared: 36, mig: 0,
+       memory_shares: 30}
 unplaced:
   description:
     - Per strategy, the workloads with replicas left over, each with C(workload), C(replicas) (left over),
@@ -184,7 +225,11 @@ def main():
 
     def read(kube):
         slice_list, _version = kube.slices(params["driver"])
-        return gpu_fit.from_slices(slice_list, kube.claims(), params["workloads"], params["driver"], params["nodes"])
+        # DeviceClasses only when a workload names one: the plan needs no more rights otherwise.
+        classes = kube.list_resource("deviceclasses")[0] if any(
+            w.get("device_class") for w in params["workloads"]) else []
+        return gpu_fit.from_slices(slice_list, kube.claims(), params["workloads"], params["driver"], params["nodes"],
+                                   classes)
 
     client.exit_with_reading(module, read, inputs.InputError)
 

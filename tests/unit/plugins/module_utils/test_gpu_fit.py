@@ -64,8 +64,9 @@ def test_seed_example():
     assert result["unplaced"]["shared"][0]["reason"] == \
         "4 of 40 replicas left over: all 6 free GPUs with 4Gi or more are full"
     assert result["unplaced"]["mig"][0]["reason"].startswith("no MIG device is published")
-    assert result["workloads"] == [{"name": "inference", "memory": "4Gi", "model": None, "requested": 40,
-                                    "whole_gpu": 6, "shared": 36, "mig": 0}]
+    # Without allowMultipleAllocations the scheduler gives each 4Gi claim a whole GPU.
+    assert result["workloads"] == [{"name": "inference", "memory": "4Gi", "model": None, "device_class": None,
+                                    "requested": 40, "whole_gpu": 6, "shared": 36, "mig": 0, "memory_shares": 6}]
     assert result["summary"] == "40 replicas requested: 6 fit with whole GPUs, 36 with sharing (6.0x), 0 with MIG"
     assert result["inventory"] == {"gpu": {"count": 6, "free": 6}, "mig": {"count": 0, "free": 0}}
     first = result["strategies"]["shared"]["placements"][0]
@@ -208,7 +209,7 @@ def test_plan_over_flat_devices_and_no_gpus():
     ([{"name": "a", "memory": "4Gi", "replicas": 0}],
      "workloads[0].replicas is 0; it must be at least 1 (pods of this workload)"),
     ([{"name": "a", "memory": "4Gi", "replica": 3}],
-     "workloads[0] has replica, which it does not know; use name, replicas, memory, model"),
+     "workloads[0] has replica, which it does not know; use name, replicas, memory, model, device_class"),
     ([{"name": "a", "memory": "4Gi", "model": ""}],
      "workloads[0].model is ''; write part of the GPU's product name, e.g. L4 or A100, or leave it out for any model"),
     ([{"name": "a", "memory": "4Gi"}, {"name": "a", "memory": "8Gi"}],
@@ -228,3 +229,126 @@ def test_every_problem_is_reported_at_once():
     problems = inputs.collect(gpu_fit.input_checks([{"name": "a", "memory": "4GB", "replicas": -1}]))
     assert problems == ["workloads[0].replicas is -1; it must be at least 1 (pods of this workload)",
                         "workloads[0].memory is '4GB', which is not a Kubernetes quantity; write 4Gi or 4G"]
+
+
+# --- memory_shares: NVIDIA's 0.5.0 ConsumableShares shapes, placed as the allocator places ---------
+
+def shared_gpu(name, product, whole, mode="memory"):
+    """A GPU as the 0.5.0 plugin publishes it with ConsumableShares (consumable_shares.go, main)."""
+    if mode == "memory":
+        policy = {"default": whole, "validRange": {"min": "1Mi", "max": whole, "step": "1Mi"}}
+    else:
+        policy = {"default": "0", "validRange": {"min": "0", "max": whole, "step": "1Mi"}}
+    capacity = {"memory": {"value": whole, "requestPolicy": policy}}
+    if mode not in ("memory", "unlimited"):
+        capacity["shares"] = {"value": mode, "requestPolicy": {
+            "default": "1", "validRange": {"min": "1", "max": mode, "step": "1"}}}
+    return {"name": name, "allowMultipleAllocations": True, "capacity": capacity,
+            "attributes": {"type": {"string": "gpu"}, "productName": {"string": product}}}
+
+
+def shared_slices(mode="memory"):
+    """The lab's seed cluster: 2 A10 (23028Mi) on node-a; 4 L4 (23034Mi) on node-b, listed
+    gpu-3 first as the simulator lists them, so slice order and name order differ."""
+    return [make_slice("node-a", [shared_gpu("gpu-%d" % i, "NVIDIA A10", "23028Mi", mode) for i in range(2)]),
+            make_slice("node-b", [shared_gpu("gpu-%d" % i, "NVIDIA L4", "23034Mi", mode) for i in (3, 2, 1, 0)])]
+
+
+def device_class(name, expression):
+    return {"metadata": {"name": name}, "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+
+
+GPU_CLASS = device_class("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && "
+                                           "device.attributes['gpu.nvidia.com'].type == 'gpu'")
+L4_CLASS = device_class("l4", "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'")
+
+
+def shares_fit(workloads, claims=None, slices=None, classes=(GPU_CLASS, L4_CLASS)):
+    return gpu_fit.from_slices(slices or shared_slices(), claims or [], workloads, device_classes=list(classes))
+
+
+def per_device(result):
+    counts = {}
+    for entry in result["strategies"]["memory_shares"]["placements"]:
+        key = "%s/%s" % (entry["node"], entry["device"])
+        counts[key] = counts.get(key, 0) + entry["replicas"]
+    return counts
+
+
+def test_memory_shares_4gi_x40_five_per_card_as_the_allocator_counts():
+    result = shares_fit([{"name": "inference", "memory": "4Gi", "replicas": 40}])
+    shares = result["strategies"]["memory_shares"]
+    # 5 x 4096Mi = 20480Mi fits in 23028Mi; a sixth (24576Mi) does not
+    assert shares["total"] == 30 and shares["by_node"] == {"node-a": 10, "node-b": 20}
+    assert set(per_device(result).values()) == {5} and len(per_device(result)) == 6
+    assert shares["depends_on_node_choice"] == []
+    assert [p["device"] for p in shares["placements"] if p["node"] == "node-b"] == ["gpu-3", "gpu-2", "gpu-1", "gpu-0"]
+    assert shares["placements"][0]["consumes"] == {"memory": "4Gi"} and shares["placements"][0]["shared"] is True
+    assert result["unplaced"]["memory_shares"] == [{"workload": "inference", "replicas": 10, "requested": 40, "reason": (
+        "10 of 40 replicas left over: no device that takes 4Gi has that much left (claims' consumedCapacity and "
+        "earlier workloads)")}]
+    assert result["summary"].endswith(", 30 with memory shares (the scheduler's accounting)")
+
+
+def test_memory_shares_mixed_sizes_in_the_order_given():
+    result = shares_fit([{"name": "big", "memory": "10Gi", "replicas": 11},
+                         {"name": "mid", "memory": "8Gi", "replicas": 3},
+                         {"name": "small", "memory": "4Gi", "replicas": 3}])
+    rows = dict((row["name"], row["memory_shares"]) for row in result["workloads"])
+    # 11 x 10Gi leave one card with 12.49Gi: one 8Gi, then 4.49Gi: one 4Gi
+    assert rows == {"big": 11, "mid": 1, "small": 1}
+    assert result["strategies"]["memory_shares"]["depends_on_node_choice"] == []
+    assert sorted(per_device(result).values()) == [2, 2, 2, 2, 2, 3]
+
+
+def test_memory_shares_a_class_that_selects_only_l4():
+    result = shares_fit([{"name": "l4-only", "memory": "8Gi", "replicas": 10, "device_class": "l4"}])
+    assert result["strategies"]["memory_shares"]["by_node"] == {"node-a": 0, "node-b": 8}
+    assert result["strategies"]["whole_gpu"]["total"] == 4
+    assert result["unplaced"]["memory_shares"][0]["replicas"] == 2
+    assert "device of DeviceClass l4" in result["unplaced"]["memory_shares"][0]["reason"]
+
+
+def test_memory_shares_count_what_claims_already_consumed():
+    claims = [{"metadata": {"namespace": "ns", "name": "held"}, "status": {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-a", "device": "gpu-0", "shareID": "s-1",
+         "consumedCapacity": {"memory": "20Gi"}},
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-b", "device": "gpu-3"}]}}}}]
+    result = shares_fit([{"name": "inference", "memory": "4Gi", "replicas": 40}], claims=claims)
+    # node-a gpu-0 keeps 2.49Gi (no 4Gi), node-b gpu-3 is taken whole by a claim without a shareID
+    assert per_device(result) == {"node-a/gpu-1": 5, "node-b/gpu-2": 5, "node-b/gpu-1": 5, "node-b/gpu-0": 5}
+
+
+def test_memory_shares_round_requests_up_to_the_step():
+    result = shares_fit([{"name": "decimal", "memory": "10G", "replicas": 1}])
+    # 10^10 bytes is 9536.74Mi: the allocator consumes 9537Mi
+    assert result["strategies"]["memory_shares"]["placements"][0]["consumes"] == {"memory": "9537Mi"}
+    too_big = shares_fit([{"name": "huge", "memory": "23035Mi", "replicas": 1}])
+    assert too_big["strategies"]["memory_shares"]["total"] == 0
+    assert "validRange.max is refused" in too_big["unplaced"]["memory_shares"][0]["reason"]
+
+
+def test_memory_shares_n_mode_caps_claims_per_card():
+    result = shares_fit([{"name": "tiny", "memory": "1Gi", "replicas": 40}], slices=shared_slices("3"))
+    assert result["strategies"]["memory_shares"]["total"] == 18
+    assert result["strategies"]["memory_shares"]["placements"][0]["consumes"] == {"memory": "1Gi", "shares": "1"}
+
+
+def test_memory_shares_name_workloads_whose_count_depends_on_node_choice():
+    result = shares_fit([{"name": "big", "memory": "10Gi", "replicas": 6},
+                         {"name": "mid", "memory": "8Gi", "replicas": 12},
+                         {"name": "small", "memory": "4Gi", "replicas": 12}])
+    # Where the six 10Gi claims land decides how many cards keep 4.49Gi for a 4Gi claim.
+    assert result["strategies"]["memory_shares"]["depends_on_node_choice"] == ["small"]
+
+
+def test_device_class_must_exist_and_be_previewable():
+    with pytest.raises(InputError) as caught:
+        shares_fit([{"name": "w", "memory": "4Gi", "device_class": "missing"}])
+    assert str(caught.value) == ("workloads name DeviceClass missing, which the cluster does not have; use one of: "
+                                 "gpu.nvidia.com, l4")
+    odd = device_class("odd", "device.attributes['gpu.nvidia.com'].productName.matches('^NVIDIA') == "
+                              "unknownFunction()")
+    result = shares_fit([{"name": "w", "memory": "4Gi", "device_class": "odd"}], classes=[odd])
+    assert result["strategies"]["memory_shares"]["total"] == 0 and result["strategies"]["whole_gpu"]["total"] == 0
+    assert result["unplaced"]["memory_shares"][0]["reason"].startswith("the selectors of DeviceClass odd")
