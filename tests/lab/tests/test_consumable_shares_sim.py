@@ -99,13 +99,16 @@ def _pod(env=None, image=V05, name="plugin-gpu-shared"):
     ({"FEATURE_GATES": GATE}, V05, None, True, None),                          # the flag's default: disabled
     ({"CONSUMABLE_SHARES": "disabled", "FEATURE_GATES": GATE}, V05, None, True, None),
     ({"CONSUMABLE_SHARES": "memory"}, V05, None, True,
-     "--consumable-shares requires feature gate ConsumableShares to be enabled"),
+     "invalid CLI flags: --consumable-shares requires feature gate ConsumableShares to be enabled"),
     ({"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": "ConsumableShares=false"}, V05, None, True,
-     "--consumable-shares requires feature gate ConsumableShares to be enabled"),
+     "invalid CLI flags: --consumable-shares requires feature gate ConsumableShares to be enabled"),
     ({"CONSUMABLE_SHARES": "0", "FEATURE_GATES": GATE}, V05, None, True,
-     "invalid value for --consumable-shares: \"0\" (must be 'disabled', 'memory', 'unlimited', or a positive "
-     "integer)"),
-    ({"CONSUMABLE_SHARES": "Memory", "FEATURE_GATES": GATE}, V05, None, True, "invalid value"),
+     "invalid CLI flags: invalid value for --consumable-shares: \"0\" (must be 'disabled', 'memory', 'unlimited', "
+     "or a positive integer)"),
+    ({"CONSUMABLE_SHARES": "", "FEATURE_GATES": GATE}, V05, None, True,
+     "invalid CLI flags: invalid value for --consumable-shares: \"\""),
+    ({"CONSUMABLE_SHARES": "+4", "FEATURE_GATES": GATE}, V05, "+4", True, None),   # strconv.Atoi takes it
+    ({"CONSUMABLE_SHARES": "Memory", "FEATURE_GATES": GATE}, V05, None, True, "invalid CLI flags: invalid value"),
     ({"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": GATE}, V041, None, False,
      "unrecognized feature gate: ConsumableShares"),
     ({"CONSUMABLE_SHARES": "memory"}, V041, None, False, None),                # 0.4.x has no such flag

@@ -222,9 +222,10 @@ def plugin_settings(pod):
             return settings, "unrecognized feature gate: %s" % gpus.SHARES_GATE
         return settings, None  # CONSUMABLE_SHARES is no flag of 0.4.x: ignored
     error = gpus.consumable_shares_error(mode, gates)
-    if error is None:
-        settings["shares"] = gpus.shares_mode(mode, gates)
-    return settings, error
+    if error is not None:
+        return settings, "invalid CLI flags: " + error
+    settings["shares"] = gpus.shares_mode(mode, gates)
+    return settings, None
 
 
 def internal_ip(node_name):
