@@ -28,6 +28,8 @@ import re
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils.chart_values import deep_merge, lookup, set_value, truthy
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, nvidia, versions
+from ansible_collections.dra.gpu.plugins.module_utils.sharing_config import SHARES_COMBINE, SHARES_ENFORCE, \
+    shares_mode_words
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import DEVICE_PLUGIN_NODE_LABEL, DRA_NODE_LABEL, OLD_DRA_CHART
 
 # Marks the device-plugin label as ours, so that removing it never touches someone else's.
@@ -567,26 +569,6 @@ def layout_notes(layout, upgrade, info, releases):
                      "nameOverride=%s, as NVIDIA's upgrade notes say, so that its DaemonSet, Deployment and RBAC "
                      "keep their names." % (OLD_DRA_CHART, upgrade["from"], upgrade["name_override"]))
     return notes
-
-
-# What ConsumableShares is and is not, in words (read on the driver's main branch, 0.5.0-dev:
-# cmd/gpu-kubelet-plugin/consumable_shares.go and device_state.go), for the plan's notes and the
-# gpu_sharing role's memory classes.
-SHARES_ENFORCE = ("memory shares are scheduler accounting: the scheduler puts claims on a GPU until their "
-                  "capacity.requests.memory adds up to its memory, and nothing caps the memory a pod really uses "
-                  "on the GPU (nor its compute); pods sharing a GPU see all of it")
-SHARES_COMBINE = ("time-slicing combines with it (a class with a TimeSlicing config; the claims on one GPU must all "
-                  "carry the same config, or the driver refuses to prepare the later one); MPS does not: with "
-                  "ConsumableShares on, the driver refuses every MPS config when it prepares a claim (\"MPS sharing is "
-                  "not supported when consumable shares is enabled\")")
-SHARES_MODES = {"memory": "a claim without a memory request takes the whole GPU",
-                "unlimited": "a claim without a memory request consumes none, so any number fit on one GPU"}
-
-
-def shares_mode_words(mode):
-    """What a ConsumableShares mode does with a claim that asks for no memory, in words."""
-    return SHARES_MODES.get(mode) or ("at most %s claims per GPU (each takes one share unless it asks for more), "
-                                      "and a claim without a memory request consumes none" % mode)
 
 
 def consumable_shares_notes(mode, sharing):

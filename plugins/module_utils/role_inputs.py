@@ -124,6 +124,7 @@ def gpu_sharing(values, inventory):
               lambda: inputs.unique("gpu_sharing_mig_nodes", mig_nodes, "node")]
     if present:
         checks.append(lambda: _sharing_classes(classes))
+        checks.append(lambda: _claim_templates(values.get("gpu_sharing_claim_templates") or [], classes))
         checks.append(lambda: _mig_layout_needed(classes, mig_nodes, values.get("gpu_sharing_mig_layout")))
     return checks
 
@@ -131,6 +132,13 @@ def gpu_sharing(values, inventory):
 def _sharing_classes(classes):
     try:
         sharing_config.device_classes(classes)
+    except sharing_config.SharingConfigError as exc:
+        raise inputs.InputError(str(exc))
+
+
+def _claim_templates(templates, classes):
+    try:
+        sharing_config.claim_templates(templates, classes)
     except sharing_config.SharingConfigError as exc:
         raise inputs.InputError(str(exc))
 
@@ -246,7 +254,9 @@ def workload_migration(values, inventory):
                               "name (or label_selector), e.g. [{namespace: ml, name: llm}]" % (listed,))]
     checks = [lambda: inputs.dns_subdomain("workload_migration_device_class",
                                            values.get("workload_migration_device_class"), "DeviceClass"),
-              lambda: inputs.seconds("workload_migration_timeout", values.get("workload_migration_timeout"))]
+              lambda: inputs.seconds("workload_migration_timeout", values.get("workload_migration_timeout")),
+              lambda: wm.check_memory("workload_migration_memory", values["workload_migration_memory"])
+              if values.get("workload_migration_memory") not in (None, "") else None]
     for label, item in _mappings(listed, "workload_migration_workloads",
                                  "workload is a mapping with namespace and name (or label_selector)", checks):
         checks.append(lambda label=label, item=item: _one_workload(label, item))
@@ -258,10 +268,12 @@ METHODS = ("claim", "extended_resource")
 
 def _one_workload(label, item):
     unknown = sorted(set(item) - set(("kind", "namespace", "name", "label_selector", "device_class", "claim_mode",
-                                      "claim_name", "method")))
+                                      "claim_name", "method", "memory")))
     if unknown:
         _fail("%s has %s, which a workload entry does not take; use kind, namespace, name or label_selector, "
-              "device_class, claim_mode, claim_name, method" % (label, ", ".join(unknown)))
+              "device_class, claim_mode, claim_name, method, memory" % (label, ", ".join(unknown)))
+    if item.get("memory") not in (None, ""):
+        wm.check_memory(label + ".memory", item["memory"])
     if bool(item.get("name")) == bool(item.get("label_selector")):
         _fail("%s needs exactly one of name and label_selector" % label)
     inputs.dns_label(label + ".namespace", item.get("namespace"))

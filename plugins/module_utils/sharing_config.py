@@ -10,6 +10,14 @@ start, long after the class was applied. So the schema is kept here as data and 
 is checked against it before anything is written. Facts read from the driver's source at
 v0.4.1 (``api/nvidia.com/resource/v1beta1``), which a 0.4.x plugin enforces; ``multiUser`` came
 with v0.5.0 (read on its main branch) and is refused here as 0.4.x refuses it.
+
+Memory shares (strategy ``memory``) are another kind of sharing: NVIDIA's driver 0.5.0 with
+ConsumableShares publishes each GPU with ``allowMultipleAllocations`` and its memory as capacity,
+and every pod keeps its own claim (a ResourceClaimTemplate asking for ``capacity.requests.memory``)
+while the scheduler packs claims onto one GPU. The class selects such GPUs and carries no config,
+or a TimeSlicing one; its example claim templates are rendered here too. Read on the driver's main
+branch at 95932046 (0.5.0-dev, standing in for the 0.5.0 tag): cmd/gpu-kubelet-plugin/
+consumable_shares.go and device_state.go.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,7 +26,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import nvidia
+from ansible_collections.dra.gpu.plugins.module_utils import inputs, nvidia
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
 DRIVER = nvidia.DRA_DRIVER
@@ -42,6 +50,26 @@ SCHEMA = {
 # The driver's feature gate each strategy needs (both off by default in v0.4.x).
 GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 
+# What memory shares are and are not, in words (the driver's device_state.go: MPS is refused at
+# prepare time while ConsumableShares is on; claims on one device must carry the same config).
+SHARES_ENFORCE = ("memory shares are scheduler accounting: the scheduler puts claims on a GPU until their "
+                  "capacity.requests.memory adds up to its memory, and nothing caps the memory a pod really uses "
+                  "on the GPU (nor its compute); pods sharing a GPU see all of it")
+SHARES_COMBINE = ("time-slicing combines with it (a memory class with an interval; the claims on one GPU must all "
+                  "carry the same config, or the driver refuses to prepare the later one); MPS does not: with "
+                  "ConsumableShares on, the driver refuses every MPS config when it prepares a claim (\"MPS sharing is "
+                  "not supported when consumable shares is enabled\")")
+SHARES_MODES = {"memory": "a claim without a memory request takes the whole GPU",
+                "unlimited": "a claim without a memory request consumes none, so any number fit on one GPU"}
+MPS_WITH_SHARES = "MPS sharing is not supported when consumable shares is enabled"
+
+
+def shares_mode_words(mode):
+    """What a ConsumableShares mode does with a claim that asks for no memory, in words."""
+    return SHARES_MODES.get(mode) or ("at most %s claims per GPU (each takes one share unless it asks for more), "
+                                      "and a claim without a memory request consumes none" % mode)
+
+
 # The strategies a user can ask for, as data: the device type the class selects, the driver's
 # strategy name, and what it enforces, in the words the smoke test and docs report.
 STRATEGIES = {
@@ -54,8 +82,14 @@ STRATEGIES = {
     "mig": {"device_type": "mig", "driver_strategy": None, "kind": MIG_CONFIG,
             "enforces": "MIG: each claim gets its own hardware partition with its own memory and compute; "
                         "pods sharing one partition's claim share it without limits"},
+    "memory": {"device_type": "gpu", "driver_strategy": None, "kind": GPU_CONFIG,
+               "enforces": "memory shares (each pod its own claim asking for capacity.requests.memory): %s; %s"
+                           % (SHARES_ENFORCE, SHARES_COMBINE)},
 }
+# What selects a GPU that the driver shares by memory (published only with ConsumableShares on).
+SHARED_SELECTOR = "device.allowMultipleAllocations"
 _CLASS_FIELDS = {"name", "strategy", "interval", "mps", "profile", "selectors", "labels"}
+_TEMPLATE_FIELDS = {"name", "namespace", "class", "memory"}
 _MPS_INPUT_FIELDS = {"active_thread_percentage", "pinned_memory_limit", "per_device_pinned_memory_limit"}
 
 
@@ -188,13 +222,21 @@ def class_parameters(entry, where):
     """(parameters or None, problems) for one entry of gpu_sharing_classes."""
     problems = []
     strategy = entry.get("strategy")
+    if strategy == "memory":
+        if "mps" in entry:
+            problems.append("%s.mps does not combine with strategy memory: NVIDIA's driver refuses MPS while it shares "
+                            "GPUs by memory (\"%s\"); remove mps, or set interval for time-slicing" % (where, MPS_WITH_SHARES))
+        if entry.get("interval") is None:
+            return None, problems
+        sharing = {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": entry["interval"]}}
+        return {"apiVersion": API_VERSION, "kind": GPU_CONFIG, "sharing": sharing}, problems
     if strategy == "time_slicing":
         if "mps" in entry:
             problems.append("%s.mps applies to strategy mps (or mig), not time_slicing" % where)
         sharing = {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": entry.get("interval") or "Default"}}
         return {"apiVersion": API_VERSION, "kind": GPU_CONFIG, "sharing": sharing}, problems
     if "interval" in entry:
-        problems.append("%s.interval applies to strategy time_slicing only" % where)
+        problems.append("%s.interval applies to strategies time_slicing and memory only" % where)
     mps = _mps_parameters(entry.get("mps"), where, problems)
     if strategy == "mps":
         sharing = {"strategy": "MPS", "mpsConfig": mps or {}}
@@ -212,6 +254,8 @@ def class_selectors(entry):
     base = "device.driver == '%s' && device.attributes['%s'].type == '%s'" % (DRIVER, DRIVER, kind)
     if entry.get("profile"):
         base += " && device.attributes['%s'].profile == '%s'" % (DRIVER, entry["profile"])
+    if entry["strategy"] == "memory":
+        base += " && " + SHARED_SELECTOR
     return [base] + list(entry.get("selectors") or [])
 
 
@@ -303,3 +347,128 @@ def mps_classes(classes):
                 found.append(body["metadata"]["name"])
                 break
     return sorted(found)
+
+
+def mps_problem(classes, modes):
+    """With the driver sharing GPUs by memory (``modes``: the ConsumableShares modes its plugins
+    run in), an MPS class could never start a pod: one sentence naming them, or None."""
+    names = [c["name"] for c in classes if any(
+        ((cfg["opaque"]["parameters"].get("sharing") or {}).get("strategy") == "MPS") for cfg in c.get("config") or [])]
+    if not names or not modes:
+        return None
+    return ("%s ask%s for MPS, but NVIDIA's DRA driver runs ConsumableShares (%s) and refuses every MPS config when it "
+            "prepares a claim (\"%s\"): remove %s, or leave gpu_operator_dra_consumable_shares empty"
+            % (", ".join(names), "s" if len(names) == 1 else "", ", ".join(modes), MPS_WITH_SHARES,
+               "it" if len(names) == 1 else "them"))
+
+
+# ----- example claim templates for the memory classes -------------------------------------------
+
+def _template_problems(entry, where, memory_classes):
+    problems = ["%s.%s is not a setting of a claim template; known: %s" % (where, key, ", ".join(sorted(_TEMPLATE_FIELDS)))
+                for key in sorted(set(entry) - _TEMPLATE_FIELDS)]
+    for check in (lambda: inputs.dns_subdomain(where + ".name", entry.get("name"), "ResourceClaimTemplate"),
+                  lambda: inputs.dns_label(where + ".namespace", entry.get("namespace"))):
+        try:
+            check()
+        except inputs.InputError as exc:
+            problems.append(str(exc))
+    if entry.get("class") not in memory_classes:
+        problems.append("%s.class is %r; a claim template asks for memory from a class of strategy memory in "
+                        "gpu_sharing_classes (%s)" % (where, entry.get("class"), ", ".join(memory_classes) or
+                                                      "there is none: add one, e.g. {name: nvidia-gpu-memory, "
+                                                      "strategy: memory}"))
+    try:
+        if to_bytes(str(entry.get("memory"))) < MEBIBYTE:
+            problems.append("%s.memory is %r, below 1Mi, the smallest share NVIDIA's driver offers" % (where, entry["memory"]))
+    except (QuantityError, TypeError):
+        problems.append("%s.memory is %r; write the memory each claim asks for as a quantity, e.g. 8Gi"
+                        % (where, entry.get("memory")))
+    return problems
+
+
+def claim_templates(entries, classes, managed_labels=None, root="gpu_sharing_claim_templates"):
+    """ResourceClaimTemplates for ``entries`` ({name, namespace, class, memory}), each asking for
+    ``memory`` of a memory class among ``classes`` (the entries of gpu_sharing_classes). Raises
+    SharingConfigError naming every problem at once."""
+    memory_classes = [c.get("name") for c in classes or [] if isinstance(c, dict) and c.get("strategy") == "memory"]
+    problems, bodies, seen = [], [], set()
+    for index, entry in enumerate(entries or []):
+        where = "%s[%d]" % (root, index)
+        if not isinstance(entry, dict):
+            problems.append("%s must be a map with name, namespace, class and memory" % where)
+            continue
+        found = _template_problems(entry, where, memory_classes)
+        key = (entry.get("namespace"), entry.get("name"))
+        if key in seen:
+            found.append("%s: %s/%s is listed twice" % (where, key[0], key[1]))
+        seen.add(key)
+        problems += found
+        if not found:
+            bodies.append(template_body(entry, managed_labels))
+    if problems:
+        raise SharingConfigError("; ".join(problems))
+    return bodies
+
+
+def template_body(entry, managed_labels=None):
+    """One ResourceClaimTemplate: every pod that names it gets its own claim of ``memory``."""
+    request = {"name": "gpu", "exactly": {"deviceClassName": entry["class"],
+                                          "capacity": {"requests": {"memory": str(entry["memory"])}}}}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": entry["name"], "namespace": entry["namespace"], "labels": dict(managed_labels or {})},
+            "spec": {"spec": {"devices": {"requests": [request]}}}}
+
+
+def _asks(template):
+    """(class, memory in bytes) a template's first request asks for; None for anything else."""
+    requests = ((((template.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or [])
+    if len(requests) != 1:
+        return None
+    exactly = requests[0].get("exactly") or {}
+    memory = ((exactly.get("capacity") or {}).get("requests") or {}).get("memory")
+    try:
+        return exactly.get("deviceClassName"), to_bytes(str(memory)) if memory is not None else None
+    except QuantityError:
+        return None
+
+
+def template_changes(wanted, live, managed_labels):
+    """What applying ``wanted`` templates to a cluster with ``live`` ones (every
+    ResourceClaimTemplate, as the API returns them) takes: {delete, problems}. A template's spec
+    cannot be changed in place, so one that asks for something else is deleted and made again;
+    ours (``managed_labels``) that are no longer wanted are deleted; someone else's of a wanted
+    name is a problem, not ours to replace."""
+    by_key = dict(((t["metadata"]["namespace"], t["metadata"]["name"]), t) for t in live)
+    ours = [key for key, t in sorted(by_key.items())
+            if all((t["metadata"].get("labels") or {}).get(k) == v for k, v in (managed_labels or {}).items())]
+    delete, problems = [], []
+    wanted_keys = set()
+    for body in wanted:
+        key = (body["metadata"]["namespace"], body["metadata"]["name"])
+        wanted_keys.add(key)
+        if key not in by_key:
+            continue
+        if key not in ours:
+            problems.append("ResourceClaimTemplate %s/%s exists and was not made by this role; give the template "
+                            "another name, or delete that one" % key)
+        elif _asks(by_key[key]) != _asks(body):
+            delete.append({"namespace": key[0], "name": key[1], "reason": "changed"})
+    delete += [{"namespace": k[0], "name": k[1], "reason": "no longer listed"} for k in ours if k not in wanted_keys]
+    return {"delete": delete, "problems": problems}
+
+
+def template_memory_problems(templates, devices, root="gpu_sharing_claim_templates"):
+    """A template asking for more memory than any published GPU has could never be allocated."""
+    sizes = [to_bytes(d["capacity"]["memory"]) for d in devices
+             if d["attributes"].get("type") == "gpu" and d["capacity"].get("memory")]
+    if not sizes:
+        return []
+    problems = []
+    for index, body in enumerate(templates):
+        asked = _asks(body)[1]
+        if asked > max(sizes):
+            problems.append("%s[%d] (%s/%s): memory %s is more than the largest GPU has (%s); no claim of it could "
+                            "ever be allocated" % (root, index, body["metadata"]["namespace"], body["metadata"]["name"],
+                                                   human_bytes(asked), human_bytes(max(sizes))))
+    return problems

@@ -7,6 +7,7 @@ import pytest
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils import inputs
+from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
 
 GPU_NODES = ["node-a", "node-b"]
 UBUNTU_22_04 = {images.OS_ID_LABEL: "ubuntu", images.OS_VERSION_LABEL: "22.04"}
@@ -529,7 +530,7 @@ def test_the_plan_gives_the_standalone_chart_0_5_its_gate_and_mode(mode):
     notes = " ".join(result["notes"])
     assert "scheduler accounting" in notes and "nothing caps the memory a pod really uses" in notes
     assert "time-slicing combines with it" in notes and "MPS does not" in notes
-    assert gov.shares_mode_words(mode) in notes
+    assert sharing_config.shares_mode_words(mode) in notes
 
 
 def test_the_plan_keeps_the_sharing_gates_beside_the_mode_and_says_mps_will_not_work():

@@ -105,6 +105,18 @@ def test_workload_migration_role_names_each_bad_entry():
         "label_selector), e.g. [{namespace: ml, name: llm}]"]
 
 
+def test_workload_migration_memory_must_be_a_quantity_in_the_role_and_in_each_entry():
+    values = {"workload_migration_device_class": "gpu.nvidia.com", "workload_migration_timeout": 300,
+              "workload_migration_memory": "8 GB",
+              "workload_migration_workloads": [{"namespace": "ml", "name": "llm", "memory": "8Gi"},
+                                               {"namespace": "ml", "name": "vdb", "memory": "0"}]}
+    found = role_inputs.problems("workload_migration", values)
+    assert len(found) == 2, found
+    assert found[0].startswith("workload_migration_memory is '8 GB', which is not a quantity")
+    assert found[1].startswith("workload_migration_workloads[1].memory is '0'; a share must ask for some memory")
+    assert role_inputs.problems("workload_migration", dict(values, workload_migration_memory="")) == found[1:]
+
+
 def test_an_unknown_role_is_named_with_the_known_ones():
     assert role_inputs.problems("gpu_magic", {}) == [
         "role must be one of %s, not 'gpu_magic'" % ", ".join(role_inputs.ROLES)]
@@ -191,6 +203,19 @@ def test_mig_nodes_need_a_layout_unless_one_profile_names_it():
     assert found == ["gpu_sharing_mig_nodes is set but gpu_sharing_mig_layout is empty and the mig classes name 2 "
                      "profiles (1g.10gb, 3g.40gb), so no all-<profile> layout follows from them; set "
                      "gpu_sharing_mig_layout (for example all-balanced)"]
+
+
+def test_gpu_sharing_claim_templates_are_checked_against_the_memory_classes():
+    memory = {"name": "nvidia-gpu-memory", "strategy": "memory"}
+    good = {"name": "gpu-8gi", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"}
+    assert role_inputs.problems("gpu_sharing", sharing(gpu_sharing_classes=[memory],
+                                                       gpu_sharing_claim_templates=[good])) == []
+    found = role_inputs.problems("gpu_sharing", sharing(gpu_sharing_classes=[memory], gpu_sharing_claim_templates=[
+        dict(good, memory="eight")]))
+    assert len(found) == 1 and found[0].startswith("gpu_sharing_claim_templates[0].memory is 'eight'")
+    # state absent removes them whatever they say
+    assert role_inputs.problems("gpu_sharing", sharing(gpu_sharing_state="absent", gpu_sharing_claim_templates=[
+        dict(good, memory="eight")])) == []
     assert "name 0 profiles (no)" in role_inputs.problems("gpu_sharing", sharing(gpu_sharing_mig_nodes=["w1"]))[0]
     assert role_inputs.problems("gpu_sharing", sharing(gpu_sharing_classes=[MIG_1G, MIG_3G], gpu_sharing_mig_nodes=["w1"],
                                                        gpu_sharing_mig_layout="all-balanced")) == []

@@ -180,7 +180,7 @@ def test_no_entries_make_no_classes():
 @pytest.mark.parametrize("entry, words", [
     ("nvidia-gpu-mps", "gpu_sharing_classes[0] must be a map with name and strategy"),
     ({"name": "a", "strategy": "mps", "mps": "50"}, "gpu_sharing_classes[0].mps must be a map"),
-    ({"name": "a", "strategy": "mig", "profile": "1g.10gb", "interval": "Short"}, "interval applies to strategy time_slicing"),
+    ({"name": "a", "strategy": "mig", "profile": "1g.10gb", "interval": "Short"}, "interval applies to strategies time_slicing and memory only"),
     ({"name": "a", "strategy": "mps", "mps": {"active_thread_percentage": True}}, "must be a whole number, not True"),
 ])
 def test_more_bad_entries(entry, words):
@@ -243,3 +243,133 @@ def test_entries_without_names_are_not_called_duplicates():
     with pytest.raises(sharing_config.SharingConfigError) as raised:
         sharing_config.device_classes([{"strategy": "time_slicing"}, {"strategy": "time_slicing"}, "x", "y"])
     assert "listed twice" not in str(raised.value)
+
+
+# ----- memory shares (ConsumableShares, driver 0.5.0) -------------------------------------------
+
+MEMORY = {"name": "nvidia-gpu-memory", "strategy": "memory"}
+MANAGED = {"app.kubernetes.io/managed-by": "dra.gpu.gpu_sharing"}
+
+
+def test_a_memory_class_selects_gpus_shared_by_memory_and_carries_no_config():
+    classes, gates = sharing_config.device_classes([MEMORY])
+    assert classes[0]["selectors"] == [
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu' && "
+        "device.allowMultipleAllocations"]
+    assert "config" not in classes[0] and gates == []
+    validate_input(classes[0]["selectors"], None)
+    # What is enforced, in words: scheduler accounting, and which runtime strategies combine.
+    words = classes[0]["enforces"]
+    assert "scheduler accounting" in words and "nothing caps the memory a pod really uses" in words
+    assert "time-slicing combines with it" in words and "MPS does not" in words
+
+
+def test_a_memory_class_with_an_interval_is_time_sliced_and_needs_that_gate():
+    classes, gates = sharing_config.device_classes([dict(MEMORY, interval="Short")])
+    assert classes[0]["config"][0]["opaque"]["parameters"]["sharing"] == {
+        "strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Short"}}
+    assert gates == ["TimeSlicingSettings"]
+
+
+def test_a_memory_class_with_mps_is_refused_with_the_drivers_words():
+    with pytest.raises(sharing_config.SharingConfigError) as err:
+        sharing_config.device_classes([dict(MEMORY, mps={"active_thread_percentage": 50})])
+    assert "gpu_sharing_classes[0].mps does not combine with strategy memory" in str(err.value)
+    assert "MPS sharing is not supported when consumable shares is enabled" in str(err.value)
+
+
+def test_mps_classes_are_refused_while_the_driver_shares_by_memory():
+    classes, _gates = sharing_config.device_classes([
+        {"name": "ts", "strategy": "time_slicing"}, {"name": "m", "strategy": "mps"},
+        {"name": "mig-mps", "strategy": "mig", "profile": "1g.10gb", "mps": {}}])
+    problem = sharing_config.mps_problem(classes, ["memory"])
+    assert problem.startswith("m, mig-mps ask for MPS, but NVIDIA's DRA driver runs ConsumableShares (memory)")
+    assert sharing_config.mps_problem(classes, []) is None
+    assert sharing_config.mps_problem(classes[:1], ["4"]) is None
+
+
+def test_live_classes_with_mps_are_found():
+    live = [{"metadata": {"name": "a"}, "spec": {"config": [{"opaque": {"driver": "gpu.nvidia.com", "parameters": {
+                "sharing": {"strategy": "MPS"}}}}]}},
+            {"metadata": {"name": "b"}, "spec": {"config": [{"opaque": {"driver": "other", "parameters": {
+                "sharing": {"strategy": "MPS"}}}}]}},
+            {"metadata": {"name": "c"}, "spec": {}}]
+    assert sharing_config.mps_classes(live) == ["a"]
+
+
+@pytest.mark.parametrize("mode, words", [("memory", "takes the whole GPU"), ("unlimited", "consumes none"),
+                                         ("4", "at most 4 claims per GPU")])
+def test_each_mode_says_what_a_claim_without_memory_gets(mode, words):
+    assert words in sharing_config.shares_mode_words(mode)
+
+
+def test_claim_templates_ask_for_memory_of_a_memory_class():
+    bodies = sharing_config.claim_templates(
+        [{"name": "gpu-8gi", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"}], [MEMORY], MANAGED)
+    assert bodies == [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                       "metadata": {"name": "gpu-8gi", "namespace": "team-a", "labels": MANAGED},
+                       "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                           "deviceClassName": "nvidia-gpu-memory", "capacity": {"requests": {"memory": "8Gi"}}}}]}}}}]
+
+
+def test_every_bad_template_is_named_at_once():
+    with pytest.raises(sharing_config.SharingConfigError) as err:
+        sharing_config.claim_templates([
+            {"name": "Bad_Name", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"},
+            {"name": "t", "namespace": "team-a", "class": "ts", "memory": "8Gi"},
+            {"name": "u", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "lots", "extra": 1},
+            {"name": "v", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "512Ki"},
+            {"name": "v", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "1Gi"},
+            "gpu-8gi"],
+            [MEMORY, {"name": "ts", "strategy": "time_slicing"}])
+    text = str(err.value)
+    assert "gpu_sharing_claim_templates[0].name" in text
+    assert "gpu_sharing_claim_templates[1].class is 'ts'; a claim template asks for memory from a class of " \
+           "strategy memory in gpu_sharing_classes (nvidia-gpu-memory)" in text
+    assert "gpu_sharing_claim_templates[2].extra is not a setting" in text
+    assert "gpu_sharing_claim_templates[2].memory is 'lots'" in text
+    assert "gpu_sharing_claim_templates[3].memory is '512Ki', below 1Mi" in text
+    assert "gpu_sharing_claim_templates[4]: team-a/v is listed twice" in text
+    assert "gpu_sharing_claim_templates[5] must be a map" in text
+
+
+def test_a_template_without_any_memory_class_says_how_to_add_one():
+    with pytest.raises(sharing_config.SharingConfigError, match="there is none: add one"):
+        sharing_config.claim_templates([{"name": "t", "namespace": "a", "class": "x", "memory": "1Gi"}], [])
+
+
+def live_template(name, memory, labels=MANAGED, namespace="team-a", device_class="nvidia-gpu-memory"):
+    body = sharing_config.template_body({"name": name, "namespace": namespace, "class": device_class,
+                                         "memory": memory}, labels)
+    # As the API server returns it: defaults filled in.
+    body["spec"]["spec"]["devices"]["requests"][0]["exactly"].update(allocationMode="ExactCount", count=1)
+    return body
+
+
+def test_template_changes_replace_what_changed_prune_what_is_gone_and_leave_others_alone():
+    wanted = [sharing_config.template_body({"name": n, "namespace": "team-a", "class": "nvidia-gpu-memory",
+                                            "memory": m}, MANAGED)
+              for n, m in (("same", "8Gi"), ("same-bytes", "8192Mi"), ("changed", "4Gi"), ("new", "8Gi"))]
+    live = [live_template("same", "8Gi"), live_template("same-bytes", "8Gi"), live_template("changed", "8Gi"),
+            live_template("gone", "8Gi"), live_template("theirs", "8Gi", labels={})]
+    changes = sharing_config.template_changes(wanted, live, MANAGED)
+    assert changes == {"delete": [{"namespace": "team-a", "name": "changed", "reason": "changed"},
+                                  {"namespace": "team-a", "name": "gone", "reason": "no longer listed"}],
+                       "problems": []}
+    clash = sharing_config.template_changes([sharing_config.template_body(
+        {"name": "theirs", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"}, MANAGED)],
+        live, MANAGED)
+    assert clash["problems"] == ["ResourceClaimTemplate team-a/theirs exists and was not made by this role; give "
+                                 "the template another name, or delete that one"]
+
+
+def test_a_template_larger_than_every_gpu_is_refused():
+    devices = [{"attributes": {"type": "gpu"}, "capacity": {"memory": "23034Mi"}},
+               {"attributes": {"type": "mig"}, "capacity": {"memory": "40Gi"}}]
+    small, big = (sharing_config.template_body({"name": n, "namespace": "a", "class": "c", "memory": m})
+                  for n, m in (("small", "23034Mi"), ("big", "24Gi")))
+    assert sharing_config.template_memory_problems([small], devices) == []
+    problems = sharing_config.template_memory_problems([small, big], devices)
+    assert problems == ["gpu_sharing_claim_templates[1] (a/big): memory 24Gi is more than the largest GPU has "
+                        "(23034Mi); no claim of it could ever be allocated"]
+    assert sharing_config.template_memory_problems([big], []) == []
