@@ -6,7 +6,10 @@
 Pure functions over the workload as the API returns it. The rewrite keeps the pod template
 as it was except for the GPUs: every container's ``nvidia.com/gpu: N`` becomes a request of
 N devices of the chosen DeviceClass in one claim per pod (a ResourceClaimTemplate), or in one
-claim all pods share (a ResourceClaim, for a sharing class). The template before the rewrite
+claim all pods share (a ResourceClaim, for a sharing class). With ``memory`` each container's
+``nvidia.com/gpu: 1`` becomes a share of one card instead: a request of that much of a device's
+``memory`` capacity (Kubernetes' consumable capacity, NVIDIA's ConsumableShares), so several
+pods' claims can be placed on one GPU by the scheduler. The template before the rewrite
 is kept in an annotation on the workload itself, written in the same update, so a revert
 needs nothing but the workload and no second object can be half-written.
 The orchestration against the API (apply, watch the rollout, roll back) is in
@@ -20,7 +23,8 @@ __metaclass__ = type
 import copy
 import json
 
-from ansible_collections.dra.gpu.plugins.module_utils import gpu_workloads
+from ansible_collections.dra.gpu.plugins.module_utils import capacity_shares, gpu_workloads, inputs
+from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
 MIGRATION_ANNOTATION = "dra.gpu/gpu-migration"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "dra.gpu.gpu_workload_migrate"}
@@ -119,11 +123,37 @@ def refuse_unless_device_plugin(status):
         raise MigrationRefused(NOT_ON_DEVICE_PLUGIN[status])
 
 
-def rewrite(kind, obj, device_class, mode="template", name=None):
+def _share_refusals(mode, requests, memory):
+    """Why a workload cannot move to shares of ``memory``, before anything is written."""
+    if mode == "shared":
+        # One ResourceClaim for all pods would be one share they all use together.
+        raise MigrationRefused("memory gives each pod a share of its own; with claim_mode shared all its pods would "
+                               "use one share of %s together. Use claim_mode template (the default)" % memory)
+    for request in requests:
+        if request["count"] > 1:
+            # A share is part of one card. Two cards' worth of shares would be either two parts
+            # of one card or parts of two cards, and 8Gi of each or 8Gi in all: a choice about
+            # the program (which addresses N devices) that is not ours to guess.
+            raise MigrationRefused(
+                "container %s asks nvidia.com/gpu: %d, and a memory share is part of one card: whether it "
+                "should get %s on each of %d cards or %s in all is a choice about the program, not one dra.gpu "
+                "guesses. Migrate it with whole cards (leave memory unset), or change it to nvidia.com/gpu: 1 "
+                "first" % (request["container"], request["count"], memory, request["count"], memory))
+
+
+def _device_request(device_class, request, memory):
+    if memory is None:
+        return {"deviceClassName": device_class, "count": request["count"]}
+    return {"deviceClassName": device_class, "capacity": {"requests": {"memory": memory}}}
+
+
+def rewrite(kind, obj, device_class, mode="template", name=None, memory=None):
     """The workload's new pod template and the claim object it needs.
 
     Returns ``{template, claim: {kind, name, spec}, requests: [{container, count}]}``. ``mode``
     is ``template`` (each pod its own devices) or ``shared`` (one claim for all pods).
+    ``memory`` (a quantity, checked by check_memory): each container's one GPU becomes a share
+    of that much memory of a device instead of a whole one.
     """
     check_kind(kind)
     template = copy.deepcopy((obj.get("spec") or {}).get("template") or {})
@@ -147,13 +177,16 @@ def rewrite(kind, obj, device_class, mode="template", name=None):
             _without_gpu_resource(container)
             claims = container.setdefault("resources", {}).setdefault("claims", [])
             claims.append({"name": entry, "request": container["name"]})
+    if memory is not None:
+        _share_refusals(mode, requests, memory)
     name = name or claim_name(obj["metadata"]["name"])
     entry_ref = {"name": entry}
     entry_ref["resourceClaimTemplateName" if mode == "template" else "resourceClaimName"] = name
     spec.setdefault("resourceClaims", []).append(entry_ref)
     claim_spec = {"devices": {"requests": [
-        {"name": r["container"], "exactly": {"deviceClassName": device_class, "count": r["count"]}}
-        for r in requests]}}
+        {"name": r["container"], "exactly": _device_request(device_class, r, memory)} for r in requests]}}
+    if memory is not None:
+        requests = [dict(r, memory=memory) for r in requests]
     return {"template": template, "requests": requests,
             "claim": {"kind": CLAIM_KINDS[mode], "name": name, "spec": claim_spec}}
 
@@ -175,11 +208,13 @@ def is_ours(claim_obj, workload_kind, workload_name):
     return labels.get(WORKLOAD_LABEL) == ("%s.%s" % (workload_kind, workload_name)).lower()[:63]
 
 
-def migrated(obj, plan, device_class, now):
+def migrated(obj, plan, device_class, now, memory=None):
     """The workload as it should be written: the new template, the old one in the annotation."""
     new = copy.deepcopy(obj)
     kept = {"template": (obj.get("spec") or {}).get("template") or {}, "claim_kind": plan["claim"]["kind"],
             "claim_name": plan["claim"]["name"], "device_class": device_class, "migrated_at": now}
+    if memory is not None:
+        kept["memory"] = memory
     new["spec"]["template"] = plan["template"]
     new["metadata"].setdefault("annotations", {})[MIGRATION_ANNOTATION] = json.dumps(kept, sort_keys=True)
     return new
@@ -209,10 +244,69 @@ def before_and_after(plan, device_class, pods=None):
     lines = ["before: %s" % ", ".join("container %s asks nvidia.com/gpu: %d" % (r["container"], r["count"])
                                       for r in plan["requests"]),
              "after: %s %s, %s" % (claim["kind"], claim["name"], ", ".join(
-                 "request %s: %d x %s" % (r["container"], r["count"], device_class) for r in plan["requests"]))]
+                 "request %s: %s of one %s device" % (r["container"], r["memory"], device_class) if r.get("memory")
+                 else "request %s: %d x %s" % (r["container"], r["count"], device_class) for r in plan["requests"]))]
     for pod in pods or []:
-        lines.append("pod %s on %s: %s" % (pod["pod"], pod["node"], ", ".join(pod["devices"]) or "no device"))
+        shares = ["%s memory" % s["memory"] for s in pod.get("consumed") or [] if s.get("memory")]
+        lines.append("pod %s on %s: %s%s" % (pod["pod"], pod["node"], ", ".join(pod["devices"]) or "no device",
+                                             " (share of %s)" % ", ".join(shares) if shares else ""))
     return lines
+
+
+# ----- a share of a card ---------------------------------------------------------------------
+
+def check_memory(option, value):
+    """The bytes of ``value``, a memory quantity above zero (what each pod's share asks for);
+    inputs.InputError naming ``option`` otherwise."""
+    try:
+        amount = to_bytes(str(value).strip())
+    except (QuantityError, ValueError):
+        raise inputs.InputError("%s is %r, which is not a quantity; write what each pod needs of a GPU's memory, "
+                                "like 8Gi or 8192Mi" % (option, value))
+    if amount <= 0:
+        raise inputs.InputError("%s is %r; a share must ask for some memory, like 8Gi" % (option, value))
+    return amount
+
+
+def share_fits(device, wanted):
+    """Whether one published device can give a share of ``wanted`` bytes of memory at all
+    (whatever others hold now): it takes several allocations, and the share, rounded by the
+    device's request policy as the allocator rounds it, is within the policy and its memory."""
+    if not device.get("allowMultipleAllocations"):
+        return False
+    published = capacity_shares.capacities(device)
+    consumed = capacity_shares.consumption(published, {"memory": wanted}) if published else None
+    return consumed is not None and capacity_shares.room(published, {}, consumed) != 0
+
+
+def share_refusal(device_class, matched, memory):
+    """None when a device that ``device_class`` selects can give a share of ``memory``; else
+    why not and what to do. ``matched``: [(node or pool, device)] of the published devices the
+    class selects."""
+    wanted = to_bytes(memory)
+    if not matched:
+        return ("DeviceClass %s selects no published device, so no pod could get a share of it; check that the "
+                "DRA driver runs and that the class's selectors match its devices (dra.gpu.resource_slice_info)"
+                % device_class)
+    shareable = [(where, d) for where, d in matched if d.get("allowMultipleAllocations")]
+    if not shareable:
+        return ("no device DeviceClass %s selects takes more than one allocation (allowMultipleAllocations), so "
+                "each pod would hold a whole card: the driver does not publish shares. Turn on NVIDIA's "
+                "ConsumableShares (DRA driver 0.5.0: featureGates.ConsumableShares and consumableShares: memory, "
+                "e.g. through the gpu_sharing role), or migrate with whole cards (leave memory unset)" % device_class)
+    if any(share_fits(d, wanted) for _where, d in shareable):
+        return None
+    limit, name, where = max((_largest_share(d), d.get("name"), where) for where, d in shareable)
+    return ("no device DeviceClass %s selects can give a share of %s: the most one allows is %s (%s on %s). Ask for "
+            "at most that, or use a class with larger GPUs" % (device_class, memory, human_bytes(limit), name, where))
+
+
+def _largest_share(device):
+    """The largest share one device allows: its memory, or its request policy's maximum below that."""
+    memory = (device.get("capacity") or {}).get("memory") or {}
+    total = to_bytes(memory.get("value") or 0)
+    most = ((memory.get("requestPolicy") or {}).get("validRange") or {}).get("max")
+    return min(total, to_bytes(most)) if most is not None else total
 
 
 # ----- rollouts ------------------------------------------------------------------------------
@@ -337,4 +431,5 @@ def pod_claims(pod, claim, claims):
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
     return {"pod": pod["metadata"]["name"], "node": (pod.get("spec") or {}).get("nodeName"), "ready": ready,
             "claim": name, "allocated": bool(results) and pod["metadata"].get("uid") in reserved,
-            "devices": ["%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device")) for r in results]}
+            "devices": ["%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device")) for r in results],
+            "consumed": [r["consumedCapacity"] for r in results if r.get("consumedCapacity")]}

@@ -16,7 +16,8 @@ __metaclass__ = type
 import datetime
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import extended_resource, gpu_workloads, inputs, watch
+from ansible_collections.dra.gpu.plugins.module_utils import (
+    cel, consumable_capacity, extended_resource, gpu_workloads, inputs, watch)
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
@@ -56,6 +57,7 @@ ARGUMENT_SPEC = dict(
     claim_name=dict(type="str"),
     timeout=dict(type="int", default=300),
     method=dict(type="str", choices=["claim", "extended_resource"], default="claim"),
+    memory=dict(type="str"),
 )
 
 
@@ -68,7 +70,15 @@ def input_checks(params):
         lambda: inputs.dns_subdomain("device_class", params["device_class"], "DeviceClass"),
         lambda: inputs.dns_subdomain("claim_name", params["claim_name"], "claim") if params["claim_name"] else None,
         lambda: inputs.seconds("timeout", params["timeout"]),
+        lambda: wm.check_memory("memory", params["memory"]) if params.get("memory") is not None else None,
+        lambda: _refuse("memory asks for a share of a card in the claim the workload is rewritten to; method "
+                        "extended_resource rewrites nothing. Use method claim, or leave memory unset")
+        if params.get("memory") is not None and params["method"] == "extended_resource" else None,
     ]
+
+
+def _refuse(message):
+    raise inputs.InputError(message)
 
 
 def run_module(kube, params, check_mode, diff):
@@ -134,6 +144,14 @@ def one(migration, params, check_mode, diff, now, path, done_before=None):
     return True, result
 
 
+def kept_claim(kept):
+    """The claim object a migration made, as the workload's annotation keeps it."""
+    claim = {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"), "device_class": kept.get("device_class")}
+    if kept.get("memory"):
+        claim["memory"] = kept["memory"]
+    return claim
+
+
 def names_matching(kube, params):
     """The names of the workloads of ``params["kind"]`` in the namespace that the label selector matches."""
     wm.check_kind(params["kind"])
@@ -154,6 +172,8 @@ class Migration:
         self.claim_mode = params.get("claim_mode")
         self.claim_name = params.get("claim_name")
         self.timeout = params.get("timeout")
+        # A quantity (checked by the options' checks): each pod's share of one card, or None (whole cards).
+        self.memory = params.get("memory")
         self.label = "%s %s/%s" % (self.kind, self.namespace, self.name)
 
     # ----- the workload ------------------------------------------------------------------
@@ -231,8 +251,9 @@ class Migration:
                 raise
 
     def _check_class(self, name):
+        """The DeviceClass ``name``; refused, naming the classes there are, when it does not exist."""
         try:
-            self.kube.custom.get_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "deviceclasses", name)
+            return self.kube.custom.get_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "deviceclasses", name)
         except ApiException as exc:
             if exc.status != 404:
                 raise
@@ -240,6 +261,30 @@ class Migration:
             raise wm.MigrationRefused("DeviceClass %s does not exist (the cluster has: %s); set device_class to one "
                                       "of them, or create it with the device_classes role" % (
                                           name, ", ".join(sorted(c["metadata"]["name"] for c in known)) or "none"))
+
+    def _check_shares(self, device_class):
+        """Refuse shares of a card before anything is written: where the API server would drop
+        the claim's capacity request (Kubernetes 1.35 without DRAConsumableCapacity: every pod
+        would silently get a whole card), and where no device of the class can give the share."""
+        kept = consumable_capacity.availability(self.kube, self.namespace)
+        if not kept["available"]:
+            raise wm.MigrationRefused("memory %s cannot be asked for here: %s" % (self.memory, kept["reason"]))
+        expressions = [((s or {}).get("cel") or {}).get("expression")
+                       for s in (device_class.get("spec") or {}).get("selectors") or []]
+        try:
+            selectors = cel.Selectors([e for e in expressions if e])
+            slices, _version = self.kube.slices()
+            matched = [(item["spec"].get("nodeName") or item["spec"]["pool"]["name"], device) for item in slices
+                       for device in item["spec"].get("devices") or []
+                       if selectors.match_cached(item["spec"]["driver"], device)[0]]
+        except cel.Unsupported as exc:
+            # Not known here; the rollout (claims the scheduler cannot allocate) still tells.
+            return "could not tell here which devices DeviceClass %s selects (%s); the rollout will" % (
+                device_class["metadata"]["name"], exc)
+        refusal = wm.share_refusal(device_class["metadata"]["name"], matched, self.memory)
+        if refusal:
+            raise wm.MigrationRefused(refusal)
+        return None
 
     # ----- waiting -------------------------------------------------------------------------
 
@@ -311,30 +356,37 @@ class Migration:
         status = wm.status_of(self.kind, obj)
         if status == "migrated":
             kept = wm.previous(obj)
-            return {"changed": False, "status": "migrated", "message": "%s is on its claim already" % self.label,
-                    "claim": {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"),
-                              "device_class": kept.get("device_class")}}
+            message = "%s is on its claim already" % self.label
+            if kept.get("memory") != self.memory:
+                # Left alone all the same: a second run must not roll a working workload out again.
+                message += " (%s; revert it first to move it to %s)" % (
+                    "a share of %s" % kept["memory"] if kept.get("memory") else "whole cards",
+                    "a share of %s" % self.memory if self.memory else "whole cards")
+            return {"changed": False, "status": "migrated", "message": message, "claim": kept_claim(kept)}
         device_class = self.device_class
-        plan = wm.rewrite(self.kind, obj, device_class, self.claim_mode, self.claim_name)
-        self._check_class(device_class)
+        plan = wm.rewrite(self.kind, obj, device_class, self.claim_mode, self.claim_name, self.memory)
+        class_object = self._check_class(device_class)
         claim = wm.claim_object(plan["claim"], self.namespace, self.kind, self.name)
+        note = self._check_shares(class_object) if self.memory is not None else None
         existing = self._read_claim(claim["kind"], claim["metadata"]["name"])
         if existing is not None and not wm.is_ours(existing, self.kind, self.name):
             raise wm.MigrationRefused("%s %s/%s exists and was not made for %s; set claim_name to another name" % (
                 claim["kind"], self.namespace, claim["metadata"]["name"], self.label))
-        new = wm.migrated(obj, plan, device_class, now)
-        result = {"changed": True, "status": "migrated", "claim": {"kind": claim["kind"],
-                  "name": claim["metadata"]["name"], "device_class": device_class},
+        new = wm.migrated(obj, plan, device_class, now, self.memory)
+        made = {"kind": claim["kind"], "name": claim["metadata"]["name"], "device_class": device_class}
+        if self.memory is not None:
+            made["memory"] = self.memory
+        result = {"changed": True, "status": "migrated", "claim": made,
                   "requests": plan["requests"], "template": plan["template"],
                   "diff": dict((side, dict(value, claim=None if side == "before" else claim))
                                for side, value in wm.template_diff(obj, new).items())}
-        result["report"] = wm.before_and_after(plan, device_class)
+        result["report"] = wm.before_and_after(plan, device_class) + ([note] if note else [])
         if check_mode:
             result["message"] = "%s would move to %s %s" % (self.label, claim["kind"], claim["metadata"]["name"])
             return result
 
         def change(live):
-            return wm.migrated(live, plan, device_class, now)
+            return wm.migrated(live, plan, device_class, now, self.memory)
         # Everything is validated by the API server before anything is written.
         if existing is None:
             self._create_claim(claim, dry_run=True)
@@ -357,7 +409,7 @@ class Migration:
             raise MigrationFailed("the rollout of %s on %s %s did not succeed: %s" % (
                 self.label, claim["kind"], claim["metadata"]["name"], "; ".join(problems)),
                 **self._roll_back(claim))
-        result["report"] = wm.before_and_after(plan, device_class, result["pods"])
+        result["report"] = wm.before_and_after(plan, device_class, result["pods"]) + ([note] if note else [])
         result["message"] = "%s moved to %s %s: %s" % (self.label, claim["kind"], claim["metadata"]["name"], message)
         return result
 
@@ -375,8 +427,7 @@ class Migration:
                     "message": "%s was not migrated by dra.gpu: nothing to revert" % self.label}
         new, kept = wm.reverted(obj)
         result = {"changed": True, "status": "reverted", "diff": wm.template_diff(obj, new),
-                  "claim": {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"),
-                            "device_class": kept.get("device_class")}}
+                  "claim": kept_claim(kept)}
         if check_mode:
             result["message"] = "%s would go back to its template before the migration" % self.label
             return result

@@ -26,6 +26,15 @@ description:
     and reserved for it. When the rollout fails, stalls (the scheduler cannot allocate the new pods' claims,
     a container cannot start) or times out, the old template is put back, its rollout followed, the claim
     object removed, and the task fails saying why.
+  - >-
+    With O(memory), each container's C(nvidia.com/gpu: 1) becomes a share of one card instead - a request of
+    C(exactly: {deviceClassName: <device_class>, capacity: {requests: {memory: <memory>}}}) in the pod's own claim -
+    and the scheduler may put several pods' claims on one GPU (Kubernetes' consumable capacity with NVIDIA's DRA
+    driver 0.5.0 and its ConsumableShares gate). It is the scheduler's accounting; nothing caps a pod's memory use on
+    the GPU. Refused before anything changes, saying what to do - where the API server would drop the request (a
+    server-side dry run; Kubernetes 1.35 without DRAConsumableCapacity, where every pod would silently get a whole
+    card), where no device the class selects takes several allocations or allows a share that large, for a
+    container asking C(nvidia.com/gpu) above 1, and with O(claim_mode=shared).
   - Jobs, bare Pods, CronJobs and ownerless ReplicaSets are refused with the reason; a pod template that
     GitOps writes will be written back by it, so commit RV(template) there instead.
 extends_documentation_fragment:
@@ -75,6 +84,15 @@ options:
     default: template
   claim_name: {description: The name of the ResourceClaimTemplate or ResourceClaim made. Default C(<name>-gpu)., type: str}
   timeout: {description: "Seconds to wait for the rollout, and again for a rollback's rollout.", type: int, default: 300}
+  memory:
+    description:
+      - What each pod gets of one GPU's memory, a quantity such as V(8Gi) - never guessed from the workload, so
+        say what it needs. Each container that asked for one C(nvidia.com/gpu) gets a share of this size on one
+        device, in a claim of its pod's own (O(claim_mode=template)).
+      - Unset (the default), each container gets whole cards, as before.
+      - A container asking C(nvidia.com/gpu) above 1 is refused - whether it should get this much of each card or
+        in all is a choice about the program; migrate it with whole cards, or change it to 1 first.
+    type: str
   method:
     description:
       - V(claim) rewrites the pod template to a claim, as described above.
@@ -105,6 +123,13 @@ EXAMPLES = r"""
     namespace: inference
     device_class: gpu.nvidia.com
 
+- name: Move it to an 8 GiB share of a GPU (NVIDIA's DRA driver 0.5.0 with ConsumableShares, Kubernetes 1.36+)
+  dra.gpu.gpu_workload_migrate:
+    kind: Deployment
+    name: llm
+    namespace: inference
+    memory: 8Gi
+
 - name: Put the device-plugin template back
   dra.gpu.gpu_workload_migrate:
     kind: Deployment
@@ -125,12 +150,12 @@ status:
   type: str
 message: {description: "What was done, in a sentence.", returned: always, type: str}
 claim:
-  description: The claim object made, C(kind), C(name) and C(device_class).
+  description: The claim object made, C(kind), C(name) and C(device_class), and C(memory) for a share of a card.
   returned: when migrated or reverted
   type: dict
-  sample: {kind: ResourceClaimTemplate, name: llm-gpu, device_class: gpu.nvidia.com}
+  sample: {kind: ResourceClaimTemplate, name: llm-gpu, device_class: gpu.nvidia.com, memory: 8Gi}
 requests:
-  description: One request per container that asked for GPUs, C(container) and C(count).
+  description: One request per container that asked for GPUs, C(container) and C(count), and C(memory) with O(memory).
   returned: when changed to migrated
   type: list
   elements: dict
@@ -155,7 +180,9 @@ template: {description: "The new pod template, to commit where the workload's ma
            returned: when changed to migrated, type: dict}
 pods:
   description:
-    - The new pods, each C(pod), C(node), C(ready), C(claim), C(allocated), C(devices).
+    - >-
+      The new pods, each C(pod), C(node), C(ready), C(claim), C(allocated), C(devices) and C(consumed) (each
+      allocated share's C(consumedCapacity), for example V({memory: 8Gi}); empty for whole cards).
     - With O(method=extended_resource), the workload's pods, each C(name), C(node), C(phase) and C(claim) (the claim
       the scheduler made for its C(nvidia.com/gpu), null while it is not served by DRA).
   returned: when migrated, not in check mode; with method extended_resource

@@ -189,7 +189,7 @@ def test_pod_claims_needs_the_allocation_reserved_for_that_pod():
         {"driver": "gpu.nvidia.com", "pool": "node-b", "device": "gpu-0"}]}}, "reservedFor": [{"uid": "uid-a"}]}}
     seen = wm.pod_claims(p, "llm-gpu", {"a-gpu-x": claim})
     assert seen == {"pod": "a", "node": "node-b", "ready": True, "claim": "a-gpu-x", "allocated": True,
-                    "devices": ["gpu.nvidia.com/node-b/gpu-0"]}
+                    "devices": ["gpu.nvidia.com/node-b/gpu-0"], "consumed": []}
     claim["status"]["reservedFor"] = [{"uid": "uid-other"}]
     assert not wm.pod_claims(p, "llm-gpu", {"a-gpu-x": claim})["allocated"]
 
@@ -199,3 +199,116 @@ def test_a_rollout_is_over_only_when_no_pod_of_the_replaced_template_is_left_ter
     assert wm.pods_left_over(pods, "llm-gpu", on_claim=True) == ["old"]
     assert wm.pods_left_over(pods, "llm-gpu", on_claim=False) == ["new"]
     assert wm.pods_left_over(pods[:1], "llm-gpu", on_claim=True) == []
+
+
+# ----- a share of a card (issue 27 item 4) ---------------------------------------------------
+
+def test_with_memory_each_one_gpu_container_asks_a_share_of_that_size_and_nothing_else():
+    obj = deployment([container("model", 1), container("sidecar"), container("tokenizer", "1")])
+    plan = wm.rewrite("Deployment", obj, "gpu.nvidia.com", memory="8Gi")
+    assert plan["claim"]["spec"] == {"devices": {"requests": [
+        {"name": "model", "exactly": {"deviceClassName": "gpu.nvidia.com", "capacity": {"requests": {"memory": "8Gi"}}}},
+        {"name": "tokenizer", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                          "capacity": {"requests": {"memory": "8Gi"}}}}]}}
+    assert plan["requests"] == [{"container": "model", "count": 1, "memory": "8Gi"},
+                                {"container": "tokenizer", "count": 1, "memory": "8Gi"}]
+    # the pod template is the same rewrite as for whole cards
+    assert plan["template"] == wm.rewrite("Deployment", obj, "gpu.nvidia.com")["template"]
+    assert wm.before_and_after(plan, "gpu.nvidia.com")[1] == (
+        "after: ResourceClaimTemplate llm-gpu, request model: 8Gi of one gpu.nvidia.com device, "
+        "request tokenizer: 8Gi of one gpu.nvidia.com device")
+
+
+def test_without_memory_whole_cards_are_asked_for_as_before():
+    plan = wm.rewrite("Deployment", deployment([container(gpus=2)]), "gpu.nvidia.com", memory=None)
+    assert plan["claim"]["spec"]["devices"]["requests"] == [
+        {"name": "main", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]
+    assert plan["requests"] == [{"container": "main", "count": 2}]
+
+
+def test_a_share_of_more_than_one_card_is_refused_naming_the_container_and_what_to_do():
+    with pytest.raises(wm.MigrationRefused) as refused:
+        wm.rewrite("Deployment", deployment([container("a", 1), container("b", 2)]), "gpu.nvidia.com", memory="8Gi")
+    assert "container b asks nvidia.com/gpu: 2" in str(refused.value)
+    assert "leave memory unset" in str(refused.value) and "nvidia.com/gpu: 1" in str(refused.value)
+
+
+def test_a_share_in_one_claim_for_all_pods_is_refused():
+    with pytest.raises(wm.MigrationRefused, match="claim_mode template"):
+        wm.rewrite("Deployment", deployment([container(gpus=1)]), "gpu.nvidia.com", mode="shared", memory="8Gi")
+
+
+def test_the_annotation_keeps_the_memory_and_the_report_shows_each_share():
+    obj = deployment([container(gpus=1)])
+    plan = wm.rewrite("Deployment", obj, "gpu.nvidia.com", memory="8Gi")
+    kept = wm.previous(wm.migrated(obj, plan, "gpu.nvidia.com", "now", "8Gi"))
+    assert kept["memory"] == "8Gi" and "memory" not in wm.previous(wm.migrated(obj, plan, "c", "now"))
+    pods = [{"pod": "llm-1", "node": "node-b", "devices": ["gpu.nvidia.com/node-b/gpu-0"],
+             "consumed": [{"memory": "8Gi"}]}]
+    assert wm.before_and_after(plan, "gpu.nvidia.com", pods)[2] == \
+        "pod llm-1 on node-b: gpu.nvidia.com/node-b/gpu-0 (share of 8Gi memory)"
+
+
+def test_pod_claims_reports_the_consumed_capacity_of_each_share():
+    pod = {"metadata": {"name": "p", "uid": "u"}, "spec": {"nodeName": "n", "resourceClaims": [
+        {"name": "gpu", "resourceClaimTemplateName": "llm-gpu"}]},
+        "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-x"}]}}
+    claim = {"status": {"reservedFor": [{"uid": "u"}], "allocation": {"devices": {"results": [
+        {"driver": "gpu.nvidia.com", "pool": "n", "device": "gpu-0", "shareID": "s1",
+         "consumedCapacity": {"memory": "8Gi"}}]}}}}
+    seen = wm.pod_claims(pod, "llm-gpu", {"p-gpu-x": claim})
+    assert seen["consumed"] == [{"memory": "8Gi"}] and seen["allocated"]
+    whole = dict(claim, status=dict(claim["status"], allocation={"devices": {"results": [
+        {"driver": "gpu.nvidia.com", "pool": "n", "device": "gpu-0"}]}}))
+    assert wm.pod_claims(pod, "llm-gpu", {"p-gpu-x": whole})["consumed"] == []
+
+
+@pytest.mark.parametrize("value,words", [
+    ("8 GB", "not a quantity"), ("lots", "not a quantity"), ("0", "some memory"), ("-1Gi", "some memory"),
+])
+def test_memory_that_is_not_a_positive_quantity_is_refused_naming_the_option(value, words):
+    with pytest.raises(wm.inputs.InputError) as refused:
+        wm.check_memory("memory", value)
+    assert str(refused.value).startswith("memory is ") and words in str(refused.value)
+
+
+def test_memory_quantities_are_read_exactly():
+    assert wm.check_memory("memory", "8Gi") == 8 * 2 ** 30 and wm.check_memory("memory", "8192Mi") == 8 * 2 ** 30
+
+
+# As NVIDIA's plugin (main at 95932046, taken as 0.5.0) publishes an L4 in memory mode.
+def shared_gpu(name="gpu-0", memory="23034Mi", multiple=True, policy=True):
+    capacity = {"value": memory}
+    if policy:
+        capacity["requestPolicy"] = {"default": memory, "validRange": {"min": "1Mi", "max": memory, "step": "1Mi"}}
+    device = {"name": name, "attributes": {}, "capacity": {"memory": capacity}}
+    if multiple:
+        device["allowMultipleAllocations"] = True
+    return device
+
+
+def test_a_share_is_offered_by_a_device_that_takes_several_allocations_and_has_the_memory():
+    assert wm.share_refusal("gpu.nvidia.com", [("node-b", shared_gpu())], "8Gi") is None
+    assert wm.share_refusal("gpu.nvidia.com", [("node-b", shared_gpu(multiple=False)),
+                                               ("node-a", shared_gpu("gpu-1"))], "22Gi") is None
+
+
+def test_no_device_of_the_class_is_refused_naming_the_class():
+    assert "DeviceClass small selects no published device" in wm.share_refusal("small", [], "8Gi")
+
+
+def test_devices_without_multiple_allocations_are_refused_naming_consumable_shares():
+    refusal = wm.share_refusal("gpu.nvidia.com", [("node-b", shared_gpu(multiple=False, policy=False))], "8Gi")
+    assert "takes more than one allocation" in refusal and "ConsumableShares" in refusal
+    assert "leave memory unset" in refusal
+
+
+def test_a_share_larger_than_any_device_allows_is_refused_naming_the_largest():
+    matched = [("node-a", shared_gpu("gpu-0", "23028Mi")), ("node-b", shared_gpu("gpu-1", "23034Mi"))]
+    refusal = wm.share_refusal("gpu.nvidia.com", matched, "24Gi")
+    assert "can give a share of 24Gi: the most one allows is 23034Mi (gpu-1 on node-b)" in refusal
+    # a request policy's maximum below the memory limits a share too
+    capped = shared_gpu()
+    capped["capacity"]["memory"]["requestPolicy"]["validRange"]["max"] = "8Gi"
+    assert "the most one allows is 8Gi" in wm.share_refusal("c", [("n", capped)], "9Gi")
+    assert wm.share_refusal("c", [("n", capped)], "8Gi") is None
