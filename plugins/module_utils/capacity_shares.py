@@ -180,3 +180,28 @@ def allocator_order(entries):
         return (node or "", spec.get("driver") or "", spec["pool"]["name"] or "", item["metadata"]["name"],
                 positions[id(item)][id(device)])
     return sorted(entries, key=fast_key)
+
+
+def largest_request(device_capacities, used, name):
+    """The largest request of capacity ``name`` one more allocation can still get on a device
+    (after ``used``), on the policy's grid; None when no such allocation fits at all."""
+    capacity = (device_capacities or {}).get(name)
+    if capacity is None:
+        return None
+    candidate = capacity.value - used.get(name, 0)
+    if capacity.maximum is not None:
+        candidate = min(candidate, capacity.maximum)
+    if capacity.minimum is not None:
+        if candidate < capacity.minimum:
+            return None
+        if capacity.step:
+            candidate = capacity.minimum + ((candidate - capacity.minimum) // capacity.step) * capacity.step
+    elif capacity.values:
+        below = [v for v in capacity.values if v <= candidate]
+        if not below:
+            return None
+        candidate = below[-1]
+    consumed = consumption(device_capacities, {name: candidate})
+    if consumed is None or room(device_capacities, used, consumed) == 0:
+        return None
+    return candidate

@@ -12,6 +12,12 @@ being deleted, *idle* when it is allocated but no such pod uses it (a pod stuck 
 Terminating, a finished pod the claim controller has not yet released, a claim reserved for
 nobody), and *free* when no claim holds it and the counters it draws on are not used up.
 One shared claim is one device held by several pods: devices are counted once.
+
+Memory shares (DRAConsumableCapacity; NVIDIA's driver 0.5.0 with ConsumableShares): a device
+that publishes ``allowMultipleAllocations`` is held by several claims at once, each with its
+``consumedCapacity`` and ``shareID``; per device the memory consumed and left is their sum as
+the scheduler counts it (:mod:`capacity_shares`), and per DeviceClass "what still fits" is the
+largest memory request one more claim can get on each device it selects.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +26,8 @@ __metaclass__ = type
 
 import datetime
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, gpu_workloads, inventory, nvidia, nodes as node_facts
+from ansible_collections.dra.gpu.plugins.module_utils import (
+    capacity_shares, cel, gpu_workloads, inventory, nvidia, nodes as node_facts)
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
 DEFAULT_DRIVER = nvidia.DRA_DRIVER
@@ -218,15 +225,16 @@ def _compile(device_class):
 
 def free_by_class(device_classes, free_entries, driver):
     """For each DeviceClass: how many of the driver's devices it selects, how many of those are
-    free, per node; ``previewable`` False (with the reason) when the selectors cannot be
-    evaluated here, rather than a guess."""
+    free, per node, and the memory one more claim can still get (summed over the devices, and
+    the largest on one device); ``previewable`` False (with the reason) when the selectors cannot
+    be evaluated here, rather than a guess."""
     answers = []
     for device_class in sorted(device_classes, key=lambda c: c["metadata"]["name"]):
         name = device_class["metadata"]["name"]
         try:
             selectors = _compile(device_class)
-            total, free, by_node = 0, 0, {}
-            for item, device, node, is_free in free_entries:
+            total, free, by_node, memory, largest = 0, 0, {}, 0, None
+            for _item, device, node, is_free, room in free_entries:
                 matched, _error = selectors.match_cached(driver, device)
                 if not matched:
                     continue
@@ -234,26 +242,87 @@ def free_by_class(device_classes, free_entries, driver):
                 if is_free:
                     free += 1
                     by_node[node] = by_node.get(node, 0) + 1
+                if room is not None:
+                    memory += room
+                    largest = room if largest is None else max(largest, room)
             answers.append({"class": name, "previewable": True, "reason": None, "total": total, "free": free,
-                            "by_node": by_node})
+                            "by_node": by_node, "memory_free_bytes": memory, "memory_free": human_bytes(memory),
+                            "largest_claim_bytes": largest,
+                            "largest_claim": human_bytes(largest) if largest is not None else None})
         except cel.Unsupported as exc:
             answers.append({"class": name, "previewable": False, "reason": str(exc), "total": None, "free": None,
-                            "by_node": None})
+                            "by_node": None, "memory_free_bytes": None, "memory_free": None,
+                            "largest_claim_bytes": None, "largest_claim": None})
     return answers
 
 
 # --- the whole answer ----------------------------------------------------------------------
 
-def _device_row(item, device, claim):
+def _share_entry(claim, result):
+    return {"namespace": claim["namespace"], "name": claim["name"], "state": claim["state"],
+            "share_id": result.get("shareID"), "consumed": dict(result.get("consumedCapacity") or {})}
+
+
+def _memory_use(device, held, is_free):
+    """consumed, free (bytes) of the device's memory as the scheduler counts it; Nones without a
+    size. Taken whole by a claim: all consumed; shared: what the shares consumed; otherwise free
+    only while the device is (a partition whose counters are used up has nothing to give)."""
+    size = inventory.memory_bytes(((device.get("capacity") or {}).get("memory") or {}).get("value"))
+    if not size:
+        return None, None
+    dedicated, used = held
+    if dedicated:
+        return size, 0
+    if device.get("allowMultipleAllocations"):
+        consumed = min(size, int(used.get("memory", 0)))
+        return consumed, size - consumed
+    return 0, size if is_free else 0
+
+
+def _device_row(item, device, holders, held, is_free):
+    """One device: its claims (several when it allows multiple allocations), state, memory use."""
     memory, memory_bytes = _memory(device)
+    consumed, left = _memory_use(device, held, is_free)
     row = {"name": device.get("name"), "driver": item["spec"].get("driver"), "pool": item["spec"]["pool"]["name"],
            "type": _device_type(device), "model": inventory.raw_model(device), "memory": memory, "memory_bytes": memory_bytes,
-           "state": "free", "claim": None, "pods": [], "since": None, "age_seconds": None, "idle_reason": None}
-    if claim is not None:
-        row.update(state=claim["state"], pods=claim["pods"], since=claim["since"], age_seconds=claim["age_seconds"],
-                   idle_reason=claim["idle_reason"],
-                   claim={"namespace": claim["namespace"], "name": claim["name"], "shared": claim["shared"]})
+           "shareable": bool(device.get("allowMultipleAllocations")),
+           "memory_consumed_bytes": consumed, "memory_consumed": human_bytes(consumed) if consumed is not None else None,
+           "memory_free_bytes": left, "memory_free": human_bytes(left) if left is not None else None,
+           "state": "free", "claim": None, "shares": [], "pods": [], "since": None, "age_seconds": None,
+           "idle_reason": None}
+    if holders:
+        claims = [claim for claim, _result in holders]
+        first = min(claims, key=lambda c: c["since"] or "")
+        in_use = [c for c in claims if c["state"] == "in_use"]
+        pods, seen = [], set()
+        for claim in claims:
+            for pod in claim["pods"]:
+                if (pod["namespace"], pod["name"]) not in seen:
+                    seen.add((pod["namespace"], pod["name"]))
+                    pods.append(pod)
+        row.update(state="in_use" if in_use else "idle", pods=pods, since=first["since"],
+                   age_seconds=first["age_seconds"],
+                   idle_reason=None if in_use else "; ".join(c["idle_reason"] for c in claims),
+                   claim={"namespace": first["namespace"], "name": first["name"], "shared": first["shared"]},
+                   shares=[_share_entry(claim, result) for claim, result in holders if result.get("shareID")])
     return row
+
+
+def _room(device, held, is_free, cache):
+    """The largest memory request one more claim can get on the device (bytes), None for none:
+    a device that allows multiple allocations keeps what its shares left; another device only
+    when it is free, whole."""
+    dedicated, used = held
+    if dedicated:
+        return None
+    if not device.get("allowMultipleAllocations"):
+        size = inventory.memory_bytes(((device.get("capacity") or {}).get("memory") or {}).get("value"))
+        return size if is_free and size else None
+    signature = repr(sorted((device.get("capacity") or {}).items()))
+    if signature not in cache:
+        cache[signature] = capacity_shares.capacities(device)
+    found = capacity_shares.largest_request(cache[signature], used, "memory")
+    return None if found is None else int(found)
 
 
 def _by_namespace(claims):
@@ -315,7 +384,7 @@ def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, no
     now = now or datetime.datetime.now(datetime.timezone.utc)
     entries, problems = inventory.selected_devices(slices, driver)
     pods_by_key = dict(((p["metadata"].get("namespace"), p["metadata"].get("name")), p) for p in pods)
-    claim_of_device, allocated_claims, notes = {}, [], []
+    claims_of_device, allocated_claims, notes = {}, [], []
     for claim in sorted(claims, key=lambda c: (c["metadata"].get("namespace"), c["metadata"].get("name"))):
         results = _results(claim, driver)
         if not results:
@@ -323,22 +392,28 @@ def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, no
         entry = claim_entry(claim, pods_by_key, now)
         allocated_claims.append(entry)
         for result in results:
-            claim_of_device[(result.get("pool"), result.get("device"))] = entry
+            claims_of_device.setdefault((result.get("pool"), result.get("device")), []).append((entry, result))
 
     counters = Counters(entries)
     for item, device, _node in entries:
-        if (item["spec"]["pool"]["name"], device.get("name")) in claim_of_device:
+        if (item["spec"]["pool"]["name"], device.get("name")) in claims_of_device:
             counters.take(item, device)
 
-    node_rows, classified = {}, []
+    allocated = capacity_shares.Allocated(claims)
+    node_rows, classified, capacities = {}, [], {}
     for item, device, node in entries:
         key = (item["spec"]["pool"]["name"], device.get("name"))
-        claim = claim_of_device.get(key)
-        if claim is not None:
-            claim["devices"].append("%s/%s" % (node or key[0], device.get("name")))
+        holders = claims_of_device.get(key) or []
+        for claim, _result in holders:
+            name = "%s/%s" % (node or key[0], device.get("name"))
+            if name not in claim["devices"]:
+                claim["devices"].append(name)
         node_name = node or "(%s)" % key[0]
-        node_rows.setdefault(node_name, []).append(_device_row(item, device, claim))
-        classified.append((item, device, node_name, claim is None and counters.fits(item, device)))
+        held = allocated.usage((driver, key[0], key[1]))
+        is_free = not holders and counters.fits(item, device)
+        room = _room(device, held, is_free, capacities)
+        node_rows.setdefault(node_name, []).append(_device_row(item, device, holders, held, is_free))
+        classified.append((item, device, node_name, is_free, room))
     for claim in allocated_claims:
         if not claim["devices"]:
             notes.append("claim %s/%s holds devices of %s that no published ResourceSlice lists (a driver that "

@@ -23,6 +23,8 @@ CONSOLE_IDLE_CLAIMS = 3
 CONSOLE_FULL_NODES = 10
 DASH = "\u2014"
 DEVICE_HEADERS = ["device", "type", "model", "memory", "state", "claim", "holder pods", "since"]
+# "What still fits": the memory one more claim can get, summed over the class's devices and on one device.
+CLASS_HEADERS = ["class", "free", "total matching", "free memory", "largest claim that fits", "free per node"]
 # Percent of the page's width per node-table column (device .. since): the same for every node.
 DEVICE_COLUMN_WIDTHS = (8, 5, 13, 8, 17, 14, 19, 16)
 
@@ -118,6 +120,31 @@ def node_heading(node):
     return "%s%s" % (node.get("name"), ready)
 
 
+def gib_text(value):
+    """Bytes as GiB with two decimals, rounded down (what still fits is never overstated)."""
+    if value is None:
+        return DASH
+    return "%.2f GiB" % (int(value) * 100 // 2 ** 30 / 100.0)
+
+
+def memory_use_text(device):
+    """'consumed 18Gi, free 4596Mi' for a device shares can hold or one that is partly consumed."""
+    if device.get("memory_consumed") is None or not (device.get("shareable") or device.get("shares")):
+        return ""
+    return "consumed %s, free %s" % (device.get("memory_consumed"), device.get("memory_free"))
+
+
+def share_text(share):
+    """One claim on a shared device: who, what it consumed, its shareID."""
+    consumed = ", ".join("%s %s" % (k, v) for k, v in sorted((share.get("consumed") or {}).items()))
+    return "%s \u00b7 %s \u00b7 share %s" % (_key(share), consumed or "nothing", share.get("share_id"))
+
+
+def class_memory_texts(free_class):
+    """(free memory, the largest one claim can get) of a DeviceClass, in GiB."""
+    return gib_text(free_class.get("memory_free_bytes")), gib_text(free_class.get("largest_claim_bytes"))
+
+
 def per_node_free_text(free_class):
     by_node = free_class.get("by_node") or {}
     return ", ".join("%s: %d" % (name, by_node[name]) for name in sorted(by_node)) or DASH
@@ -201,10 +228,12 @@ def _html_namespaces(usage):
 def _html_free_class_cells(free_class):
     if not free_class.get("previewable"):
         return [_cell(free_class.get("class")),
-                '<td colspan="3"><span class="marker">not previewable</span>: %s</td>'
+                '<td colspan="5"><span class="marker">not previewable</span>: %s</td>'
                 % escape(free_class.get("reason") or "")]
+    memory, largest = class_memory_texts(free_class)
     return [_cell(free_class.get("class")), _cell(free_class.get("free"), "num"),
-            _cell(free_class.get("total"), "num"), _cell(per_node_free_text(free_class))]
+            _cell(free_class.get("total"), "num"), _cell(memory, "num"), _cell(largest, "num"),
+            _cell(per_node_free_text(free_class))]
 
 
 def _html_free_by_class(usage):
@@ -213,8 +242,7 @@ def _html_free_by_class(usage):
         return '<h2>Free devices per DeviceClass</h2><p class="muted">No DeviceClass selects these devices.</p>'
     rows = [(None, _html_free_class_cells(c)) for c in classes]
     return "<h2>Free devices per DeviceClass</h2>" + _table(
-        ["class", "free", "total matching", "free per node"], rows, numeric=("free", "total matching"),
-        css_class="counts")
+        CLASS_HEADERS, rows, numeric=CLASS_HEADERS[1:5], css_class="counts")
 
 
 def _pods_html(pods):
@@ -223,10 +251,23 @@ def _pods_html(pods):
     return "<td>%s</td>" % "<br>".join('<span class="pod">%s</span>' % escape(pod_text(p)) for p in pods)
 
 
+def _memory_cell(device):
+    use = memory_use_text(device)
+    if not use:
+        return _cell(device.get("memory") or DASH)
+    return '<td>%s<br><span class="muted">%s</span></td>' % (escape(device.get("memory") or DASH), escape(use))
+
+
+def _claim_cell(device):
+    shares = device.get("shares") or []
+    if not shares:
+        return _cell(claim_text(device.get("claim")) or DASH)
+    return "<td>%s</td>" % "<br>".join('<span class="share">%s</span>' % escape(share_text(s)) for s in shares)
+
+
 def _device_cells(device):
     return [_cell(device.get("name")), _cell(device.get("type")), _cell(device.get("model") or DASH),
-            _cell(device.get("memory") or DASH), _state_cell(device),
-            _cell(claim_text(device.get("claim")) or DASH), _pods_html(device.get("pods")),
+            _memory_cell(device), _state_cell(device), _claim_cell(device), _pods_html(device.get("pods")),
             _since_cell(device) if device.get("claim") else _cell(DASH)]
 
 
@@ -310,13 +351,13 @@ def _md_free_by_class(usage):
     rows = []
     for c in usage.get("free_by_class") or []:
         if c.get("previewable"):
-            rows.append([c.get("class"), c.get("free"), c.get("total"), per_node_free_text(c)])
+            rows.append([c.get("class"), c.get("free"), c.get("total")] + list(class_memory_texts(c))
+                        + [per_node_free_text(c)])
         else:
-            rows.append([c.get("class"), "not previewable", DASH, c.get("reason")])
+            rows.append([c.get("class"), "not previewable", DASH, DASH, DASH, c.get("reason")])
     if not rows:
         return "## Free devices per DeviceClass\n\nNo DeviceClass selects these devices."
-    headers = ["class", "free", "total matching", "free per node"]
-    return "## Free devices per DeviceClass\n\n" + _md_table(headers, rows)
+    return "## Free devices per DeviceClass\n\n" + _md_table(CLASS_HEADERS, rows)
 
 
 def _md_device_row(device):
@@ -324,8 +365,12 @@ def _md_device_row(device):
     if device.get("state") == "idle":
         state = "**IDLE**: %s" % (device.get("idle_reason") or "")
     pods = "; ".join(pod_text(p) for p in device.get("pods") or []) or DASH
-    return [device.get("name"), device.get("type"), device.get("model") or DASH, device.get("memory") or DASH,
-            state, claim_text(device.get("claim")) or DASH, pods, since_text(device) if device.get("claim") else DASH]
+    memory = device.get("memory") or DASH
+    if memory_use_text(device):
+        memory = "%s (%s)" % (memory, memory_use_text(device))
+    holders = "; ".join(share_text(s) for s in device.get("shares") or []) or claim_text(device.get("claim")) or DASH
+    return [device.get("name"), device.get("type"), device.get("model") or DASH, memory,
+            state, holders, pods, since_text(device) if device.get("claim") else DASH]
 
 
 def _md_node(node):
@@ -364,9 +409,18 @@ def _console_idle(usage):
     return lines
 
 
+def _console_class(free_class):
+    if not free_class.get("previewable"):
+        return "%s not previewable" % free_class.get("class")
+    text = "%s %s" % (free_class.get("class"), free_class.get("free"))
+    if free_class.get("memory_free_bytes") is not None:
+        memory, largest = class_memory_texts(free_class)
+        text += " (%s free, one claim up to %s)" % (memory, largest)
+    return text
+
+
 def _console_free_by_class(usage):
-    parts = ["%s %s" % (c.get("class"), c.get("free") if c.get("previewable") else "not previewable")
-             for c in usage.get("free_by_class") or []]
+    parts = [_console_class(c) for c in usage.get("free_by_class") or []]
     return "free per class: " + (", ".join(parts) or "no DeviceClass")
 
 

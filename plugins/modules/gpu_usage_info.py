@@ -20,6 +20,14 @@ description:
   - A device is C(in_use) when its claim is reserved for a running pod that is not being deleted, C(idle) when
     it is allocated but no such pod uses it (the pods are Pending, Terminating or finished, or the claim is
     reserved for nobody), and C(free) otherwise. A shared claim is one device held by several pods.
+  - Memory shares (Kubernetes' consumable capacity, NVIDIA's DRA driver 0.5.0 with ConsumableShares): a device
+    that publishes C(allowMultipleAllocations) is held by several claims at once. Per device the report gives the
+    memory consumed (the sum of the claims' C(consumedCapacity), or all of it for a claim that took the device
+    whole) and what is left, and each claim on it with its C(consumedCapacity) and C(shareID). This is the
+    scheduler's accounting; nothing caps a pod's memory on the GPU.
+  - Per DeviceClass it also answers what still fits, in memory: the largest memory request one more claim can
+    get on each device the class selects (on the request policy's grid; a device without
+    C(allowMultipleAllocations) only when it is free, whole), summed, and the largest of them.
   - Free devices per DeviceClass are found by evaluating the class's CEL selectors on each free device with the
     collection's local evaluator. A class whose selectors it cannot evaluate is reported as not previewable,
     with the reason; it is never guessed.
@@ -94,6 +102,11 @@ nodes:
     - Each device has C(name), C(driver), C(pool), C(type) (gpu, mig or other), C(model), C(memory),
       C(memory_bytes), C(state) (free, in_use or idle), C(claim) (namespace, name, shared), C(pods), C(since),
       C(age_seconds) and C(idle_reason).
+    - And C(shareable) (it publishes C(allowMultipleAllocations)), C(memory_consumed) and C(memory_free) (with
+      C(_bytes) twins; null without a memory capacity), and C(shares), one per claim holding a share of it, with
+      C(namespace), C(name), C(state), C(share_id) and C(consumed) (its C(consumedCapacity)). A device held by
+      several claims is C(in_use) when one of them is; C(claim), C(since) and C(age_seconds) are those of the
+      oldest, C(pods) those of all.
   returned: always
   type: list
   elements: dict
@@ -127,12 +140,16 @@ by_node_model:
 free_by_class:
   description:
     - Per DeviceClass, C(total) devices of O(driver) it selects, how many are C(free), and C(by_node).
+    - C(memory_free) (and C(memory_free_bytes)) the memory one more claim could get, summed over those devices;
+      C(largest_claim) (and C(largest_claim_bytes)) the largest request one claim can still get, null when none.
     - C(previewable) false with a C(reason) (and null counts) when its selectors cannot be evaluated locally.
   returned: always
   type: list
   elements: dict
   sample:
-    - {class: gpu.nvidia.com, previewable: true, reason: null, total: 16, free: 11, by_node: {node-a: 5, node-b: 6}}
+    - {class: gpu.nvidia.com, previewable: true, reason: null, total: 16, free: 11, by_node: {node-a: 5, node-b: 6},
+       memory_free: 257294Mi, memory_free_bytes: 269792313344, largest_claim: 23034Mi,
+       largest_claim_bytes: 24152899584}
 notes:
   description: What a reader should know (pools left out, GPU nodes without devices, claims of devices no slice lists).
   returned: always

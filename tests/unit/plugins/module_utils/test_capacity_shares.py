@@ -108,3 +108,13 @@ def test_allocator_order_is_pool_slice_and_slice_position():
                                                        "devices": [{"name": "gpu-9"}]}}
     entries = [(first, d, "n") for d in first["spec"]["devices"]] + [(second, second["spec"]["devices"][0], "n")]
     assert [e[1]["name"] for e in capacity_shares.allocator_order(entries)] == ["gpu-9", "gpu-10", "gpu-2"]
+
+
+def test_largest_request_left_on_a_device():
+    caps = capacity_shares.capacities(device())
+    assert capacity_shares.largest_request(caps, {}, "memory") == 23028 * MI
+    assert capacity_shares.largest_request(caps, {"memory": 20 * GI}, "memory") == 2548 * MI
+    assert capacity_shares.largest_request(caps, {"memory": 23028 * MI}, "memory") is None
+    with_shares = capacity_shares.capacities(device("unlimited", count=2))
+    assert capacity_shares.largest_request(with_shares, {"memory": 8 * GI, "shares": 2}, "memory") is None
+    assert capacity_shares.largest_request(caps, {}, "cores") is None

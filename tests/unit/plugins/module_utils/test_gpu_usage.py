@@ -200,3 +200,58 @@ def test_timestamps():
     assert gpu_usage.parse_time("2026-12-05T15:40:00Z") == expected
     assert gpu_usage.parse_time("2026-12-05T15:40:00.123456Z").minute == 40
     assert gpu_usage.parse_time("yesterday") is None and gpu_usage.parse_time(None) is None
+
+
+def shared_gpu(name, model="NVIDIA A10", whole="23028Mi"):
+    """A GPU as NVIDIA's 0.5.0 plugin publishes it in ConsumableShares ``memory`` mode."""
+    device = gpu(name, model, whole)
+    device["allowMultipleAllocations"] = True
+    device["capacity"]["memory"]["requestPolicy"] = {"default": whole, "validRange": {
+        "min": "1Mi", "max": whole, "step": "1Mi"}}
+    return device
+
+
+def share(namespace, name, device, memory, share_id, reserved_for):
+    found = claim(namespace, name, [("node-a", device)], reserved_for, from_template=True)
+    result = found["status"]["allocation"]["devices"]["results"][0]
+    result.update(shareID=share_id, consumedCapacity={"memory": memory})
+    return found
+
+
+def test_memory_shares_of_a_device_consumed_free_and_what_still_fits_per_class():
+    slices = [slice_of("node-a", [shared_gpu("gpu-0"), shared_gpu("gpu-1")]),
+              slice_of("node-b", [gpu("gpu-0", "NVIDIA L4", "23034Mi")])]
+    pods = [pod("ml", "a"), pod("ml", "b", phase="Pending", waiting="ContainerCreating")]
+    claims = [share("ml", "a-gpu", "gpu-0", "8Gi", "11111111-aaaa", ["a"]),
+              share("ml", "b-gpu", "gpu-0", "10Gi", "22222222-bbbb", ["b"])]
+    result = run(claims, pods, slices=slices)
+    device = result["nodes"][0]["devices"][0]
+    assert (device["shareable"], device["state"], device["memory_consumed"], device["memory_free"]) == (
+        True, "in_use", "18Gi", "4596Mi")
+    assert [(s["name"], s["share_id"], s["consumed"], s["state"]) for s in device["shares"]] == [
+        ("a-gpu", "11111111-aaaa", {"memory": "8Gi"}, "in_use"), ("b-gpu", "22222222-bbbb", {"memory": "10Gi"}, "idle")]
+    assert [p["name"] for p in device["pods"]] == ["a", "b"]
+    # both claims name the device; the device counts once
+    assert [c["devices"] for c in result["claims"]] == [["node-a/gpu-0"], ["node-a/gpu-0"]]
+    assert result["summary"]["in_use"] == 1 and result["summary"]["free"] == 2
+    untouched = result["nodes"][0]["devices"][1]
+    assert (untouched["state"], untouched["memory_consumed"], untouched["memory_free"]) == ("free", "0", "23028Mi")
+    classes = dict((c["class"], c) for c in result["free_by_class"])
+    # 4596Mi + 23028Mi on the A10s, the whole free L4 (not shareable): 23034Mi
+    assert classes["gpu.nvidia.com"]["memory_free"] == human(4596 + 23028 + 23034)
+    assert classes["gpu.nvidia.com"]["largest_claim"] == "23034Mi"
+    assert (classes["a10"]["memory_free"], classes["a10"]["largest_claim"]) == (human(4596 + 23028), "23028Mi")
+
+
+def test_a_device_taken_whole_gives_nothing_more():
+    slices = [slice_of("node-a", [shared_gpu("gpu-0")])]
+    claims = [claim("ml", "whole", [("node-a", "gpu-0")], ["a"])]
+    result = run(claims, [pod("ml", "a")], slices=slices)
+    device = result["nodes"][0]["devices"][0]
+    assert (device["memory_consumed"], device["memory_free"], device["shares"]) == ("23028Mi", "0", [])
+    assert dict((c["class"], c["largest_claim"]) for c in result["free_by_class"]) == {"a10": None,
+                                                                                     "gpu.nvidia.com": None}
+
+
+def human(mebibytes):
+    return gpu_usage.human_bytes(mebibytes * 2 ** 20)

@@ -65,7 +65,8 @@ USAGE = {
         {"node": "gpu-node-2", "model": "NVIDIA L4", "devices": 2, "allocated": 1, "free": 1}],
     "free_by_class": [
         {"class": "gpu.nvidia.com", "previewable": True, "reason": None, "total": 4, "free": 3,
-         "by_node": {"gpu-node-2": 1, "gpu-node-1": 2}},
+         "by_node": {"gpu-node-2": 1, "gpu-node-1": 2}, "memory_free_bytes": (4596 + 2 * 23028) * 2 ** 20,
+         "largest_claim_bytes": 23028 * 2 ** 20},
         {"class": "mig.nvidia.com", "previewable": True, "reason": None, "total": 0, "free": 0, "by_node": {}},
         {"class": "odd|class", "previewable": False, "reason": "cannot evaluate device.foo locally: unknown",
          "total": None, "free": None, "by_node": None}],
@@ -240,8 +241,8 @@ def test_namespace_and_free_class_tables():
     namespaces = table_with_header(page, "namespace")
     assert namespaces[1:] == [(None, ["team-a", "1", "1", "2", "0", "0"]), ("idle", ["team-b", "1", "1", "1", "1", "1"])]
     classes = table_with_header(page, "class")[1:]
-    assert classes[0][1] == ["gpu.nvidia.com", "3", "4", "gpu-node-1: 2, gpu-node-2: 1"]
-    assert classes[1][1] == ["mig.nvidia.com", "0", "0", "\u2014"]
+    assert classes[0][1] == ["gpu.nvidia.com", "3", "4", "49.46 GiB", "22.48 GiB", "gpu-node-1: 2, gpu-node-2: 1"]
+    assert classes[1][1] == ["mig.nvidia.com", "0", "0", "\u2014", "\u2014", "\u2014"]
     assert classes[2][1] == ["odd|class", "not previewable: cannot evaluate device.foo locally: unknown"]
 
 
@@ -279,7 +280,9 @@ def test_markdown_sections_and_tables():
     assert markdown_table(text, "## Per namespace")[2:] == ["| team-a | 1 | 1 | 2 | 0 | 0 |",
                                                             "| team-b | 1 | 1 | 1 | 1 | 1 |"]
     classes = markdown_table(text, "## Free devices per DeviceClass")[2:]
-    assert classes[2] == "| odd\\|class | not previewable | \u2014 | cannot evaluate device.foo locally: unknown |"
+    assert classes[0] == "| gpu.nvidia.com | 3 | 4 | 49.46 GiB | 22.48 GiB | gpu-node-1: 2, gpu-node-2: 1 |"
+    assert classes[2] == ("| odd\\|class | not previewable | \u2014 | \u2014 | \u2014 | cannot evaluate device.foo locally: "
+                          "unknown |")
     node_2 = markdown_table(text, "### gpu-node-2 (NOT READY)\n\n2 devices: 0 in use, 1 idle, 1 free")
     assert len(node_2) == 4 and "**IDLE**: " + IDLE_REASON in node_2[3]
     assert "x\\<script>alert(1)\\</script>" in node_2[3]
@@ -299,7 +302,8 @@ def test_console_lines():
         USAGE["summary"]["line"],
         "idle: 1 claim holding 1 device",
         "  team-b/job-x-claim: %s (2h 7m)" % IDLE_REASON,
-        "free per class: gpu.nvidia.com 3, mig.nvidia.com 0, odd|class not previewable",
+        "free per class: gpu.nvidia.com 3 (49.46 GiB free, one claim up to 22.48 GiB), mig.nvidia.com 0, "
+        "odd|class not previewable",
         "full nodes: none"]
 
 
@@ -312,3 +316,28 @@ def test_console_names_three_idle_claims_and_full_nodes():
     assert lines[1] == "idle: 5 claims holding 5 devices (first 3)"
     assert lines[2:5] == ["  team-b/c%d: %s (unknown)" % (i, IDLE_REASON) for i in range(3)]
     assert lines[-1] == "full nodes (no free device): gpu-node-2"
+
+
+SHARED = dict(device("gpu-0", "in_use", {"namespace": "ml", "name": "a-gpu", "shared": False},
+                     [pod("ml", "a"), pod("ml", "b")], "2026-12-05T12:28:00Z", 60, memory="23028Mi"),
+              shareable=True, memory_consumed="18Gi", memory_free="4596Mi",
+              shares=[{"namespace": "ml", "name": "a-gpu", "state": "in_use", "share_id": "1111-aaaa",
+                       "consumed": {"memory": "8Gi"}},
+                      {"namespace": "ml", "name": "b<i>-gpu", "state": "in_use", "share_id": "2222-bbbb",
+                       "consumed": {"memory": "10Gi"}}])
+
+
+def test_a_shared_device_shows_memory_consumed_free_and_each_claim_with_its_share():
+    usage = copy.deepcopy(USAGE)
+    usage["nodes"][0]["devices"][0] = SHARED
+    page = usage_report.html_page(usage)
+    row = table_with_header(page, "device")[1][1]
+    assert row[3] == "23028Miconsumed 18Gi, free 4596Mi"
+    assert row[5] == ("ml/a-gpu \u00b7 memory 8Gi \u00b7 share 1111-aaaa"
+                      "ml/b<i>-gpu \u00b7 memory 10Gi \u00b7 share 2222-bbbb")
+    assert "b&lt;i&gt;-gpu" in page
+    text = markdown_table(usage_report.markdown(usage), "### gpu-node-1\n\n3 devices: 1 in use, 0 idle, 2 free")
+    assert ("| gpu-0 | gpu | NVIDIA A10 | 23028Mi (consumed 18Gi, free 4596Mi) | in use | ml/a-gpu \u00b7 memory 8Gi "
+            "\u00b7 share 1111-aaaa; ml/b\\<i>-gpu \u00b7 memory 10Gi \u00b7 share 2222-bbbb |") in text[2]
+    # a device no share can hold keeps its one-line memory cell
+    assert table_with_header(page, "device")[2][1][3] == "22.5 GiB"
