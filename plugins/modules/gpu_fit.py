@@ -141,7 +141,7 @@ strategies:
       V(mig) placements add C(profile); V(shared) placements add C(mps_config), the claim's
       C(sharing.mpsConfig) for MPS (C(defaultPinnedDeviceMemoryLimit), C(defaultActiveThreadPercentage)).
     - V(memory_shares) placements add C(shared) (the device takes several claims) and C(consumes) (what one claim
-      consumes there, as its allocation result's C(consumedCapacity) will say, e.g. C({memory: 8Gi})), and the
+      consumes there, as its allocation result's C(consumedCapacity) will say, e.g. C(memory=8Gi)), and the
       strategy adds C(depends_on_node_choice) (workload names).
     - Devices without a node of their own are counted under V((all_nodes)) or V((node_selector)).
   returned: always

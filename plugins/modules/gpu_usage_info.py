@@ -20,12 +20,12 @@ description:
   - A device is C(in_use) when its claim is reserved for a running pod that is not being deleted, C(idle) when
     it is allocated but no such pod uses it (the pods are Pending, Terminating or finished, or the claim is
     reserved for nobody), and C(free) otherwise. A shared claim is one device held by several pods.
-  - Memory shares (Kubernetes' consumable capacity, NVIDIA's DRA driver 0.5.0 with ConsumableShares): a device
+  - With memory shares (Kubernetes' consumable capacity, NVIDIA's DRA driver 0.5.0 with ConsumableShares) a device
     that publishes C(allowMultipleAllocations) is held by several claims at once. Per device the report gives the
     memory consumed (the sum of the claims' C(consumedCapacity), or all of it for a claim that took the device
     whole) and what is left, and each claim on it with its C(consumedCapacity) and C(shareID). This is the
     scheduler's accounting; nothing caps a pod's memory on the GPU.
-  - Per DeviceClass it also answers what still fits, in memory: the largest memory request one more claim can
+  - Per DeviceClass it also answers what still fits in memory, the largest memory request one more claim can
     get on each device the class selects (on the request policy's grid; a device without
     C(allowMultipleAllocations) only when it is free, whole), summed, and the largest of them.
   - Free devices per DeviceClass are found by evaluating the class's CEL selectors on each free device with the
