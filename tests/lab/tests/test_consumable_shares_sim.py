@@ -78,6 +78,15 @@ def test_memory_is_rounded_down_to_a_mebibyte_and_mig_devices_share_too():
     assert mig["attributes"]["resource.kubernetes.io/numaNode"] == {"int": 0}
 
 
+@pytest.mark.parametrize("image,release", [
+    (V05, (0, 5)), (V041, (0, 4)), ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0", (25, 12)),
+    ("nvcr.io/nvidia/dra-driver-nvidia-gpu:v0.5.0@sha256:ab", (0, 5)), ("registry.k8s.io/pause:3.10", None),
+    ("registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:latest", None), ("localhost:5000/dra-driver", None)])
+def test_the_release_comes_from_nvidias_driver_image_tag(image, release):
+    assert gpus.plugin_release(image) == release
+    assert gpus.has_release_05(release) == (release in ((0, 5),))
+
+
 def test_shares_are_written_as_decimal_quantities():
     assert [gpus.decimal_si(n) for n in (1, 4, 999, 1000, 2000000)] == ["1", "4", "999", "1k", "2M"]
 

@@ -379,9 +379,13 @@ def with_consumable_shares(device, mode):
 
 def plugin_release(image):
     """(major, minor) of a DRA driver image's tag (``...:v0.5.0``, ``:0.5.0-dev``), None when the
-    tag says nothing (``latest``, a digest only). Calendar tags (v25.12.0) are older than 0.4."""
+    tag says nothing (``latest``, a digest only) or the image is none of NVIDIA's DRA driver
+    images (``k8s-dra-driver-gpu``, ``dra-driver-nvidia-gpu``; a test's pause image stands for an
+    unknown release). Calendar tags (v25.12.0) are older than 0.4."""
     name = (image or "").split("@", 1)[0]
-    tag = name.rsplit("/", 1)[-1].partition(":")[2]
+    repository, _sep, tag = name.rsplit("/", 1)[-1].partition(":")
+    if "dra-driver" not in repository:
+        return None
     match = re.match(r"^v?(\d+)\.(\d+)", tag)
     if not match:
         return None
