@@ -30,12 +30,12 @@ stage="build Kubernetes 1.34.4 for the preflight test"
 t0=$SECONDS
 LAB_K8S_VERSION=1.34.4 lab build
 echo "integration: Kubernetes 1.34.4 for the preflight test ready in $((SECONDS - t0))s"
-# And 1.36.3, where DRA serves nvidia.com/gpu through a DeviceClass's extendedResourceName
-# (tests/integration/test_extended_resource.py).
-stage="build Kubernetes 1.36.3 for the extended-resource test"
+# And 1.37.2, the current release, for what 1.35 does not serve: nvidia.com/gpu through a
+# DeviceClass's extendedResourceName (test_extended_resource.py) and memory shares of a GPU.
+stage="build Kubernetes 1.37.2 for the tests of 1.36+ features"
 t0=$SECONDS
-LAB_K8S_VERSION=1.36.3 lab build
-echo "integration: Kubernetes 1.36.3 for the extended-resource test ready in $((SECONDS - t0))s"
+LAB_K8S_VERSION=1.37.2 lab build
+echo "integration: Kubernetes 1.37.2 for the tests of 1.36+ features ready in $((SECONDS - t0))s"
 stage="lab up"
 t0=$SECONDS
 lab up

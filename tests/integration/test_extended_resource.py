@@ -1,10 +1,10 @@
-"""The path off the device plugin that rewrites nothing (issue 14, item 3): on Kubernetes 1.36,
+"""The path off the device plugin that rewrites nothing (issue 14, item 3): on Kubernetes 1.36+ (the lab: 1.37.2),
 where DRAExtendedResource is beta and on, NVIDIA's DeviceClass gpu.nvidia.com with
 extendedResourceName nvidia.com/gpu lets the real scheduler serve an unchanged pod that asks
 for nvidia.com/gpu with a claim it makes itself; on 1.35 the API server drops the field and
 gpu_workload_migrate says the path is not available, and why.
 
-The 1.36 lab is a second lab (old_lab.start, 500 ports above the test lab) whose simulated
+The 1.37 lab is a second lab (old_lab.start, 500 ports above the test lab) whose simulated
 nodes publish their GPUs from the start (driver mode always) and run no device plugin.
 """
 

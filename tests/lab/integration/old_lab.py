@@ -15,8 +15,9 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 # The version the preflight and upgrade tests start from (built by tests/integration/run-apiserver-lab.sh).
 OLD_VERSION = "1.34.4"
-# The first version with DRA's extended-resource path on by default (also built there).
-NEW_VERSION = "1.36.3"
+# The current release (also built there): DRA's extended-resource path (GA) and memory shares
+# (DRAConsumableCapacity, beta, on by default from 1.36) served, which the test lab's 1.35.4 lacks.
+NEW_VERSION = "1.37.2"
 LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
 
 
