@@ -128,15 +128,25 @@ def test_sharing_gates_reach_the_kubelet_plugin(repo, version, mode):
         assert (driver_gates.problem(["MPSSupport", "TimeSlicingSettings"], plugins) is None) == sharing
 
 
-@pytest.mark.parametrize("version,mode", [("v26.7.0", "auto"), ("v26.7.0", "gpucluster")])
-def test_consumable_shares_settings_reach_the_plugins_gpus_container(repo, version, mode):
-    """dra_driver_settings() -> chart values -> CONSUMABLE_SHARES and the gate on the gpus container,
-    in the DRA chart 0.5.0 that v26.7 pairs and in v26.7's GPUCluster alike."""
-    plan = gov.plan(version, mode, gpu_nodes=["node-a"])
-    layout, release = plan["layout"], plan["releases"][-1]
-    settings = gov.dra_driver_settings(layout, None, "memory", gov.parse_version(release["chart_version"]))
-    proc, docs = render(repo, dict(release, values=gov.deep_merge(release["values"], settings)))
+@pytest.mark.parametrize("version,mode,shares", [("v26.7.0", "auto", "memory"), ("v26.7.0", "gpucluster", "4"),
+                                                 ("v26.3.3", "auto", None)])
+def test_consumable_shares_settings_reach_the_plugins_gpus_container(repo, version, mode, shares):
+    """gpu_operator_dra_consumable_shares -> plan -> chart values -> CONSUMABLE_SHARES and the gate on the
+    gpus container, in the DRA chart 0.5.0 that v26.7 pairs and in v26.7's GPUCluster alike, read
+    back by the reader dra.gpu.gpu_sharing uses to refuse memory classes the driver cannot serve."""
+    from plugins.module_utils import driver_gates  # noqa: E402
+
+    plan = gov.plan(version, mode, gpu_nodes=["node-a"], consumable_shares=shares,
+                    dra_driver_version="0.5.0" if mode == "auto" else None)
+    proc, docs = render(repo, plan["releases"][-1])
     assert proc.returncode == 0, proc.stderr
-    spec = by_kind(docs, "DaemonSet")[plan["plugin"]["daemonset"]]["spec"]["template"]["spec"]
-    env = {e["name"]: e["value"] for e in {c["name"]: c for c in spec["containers"]}["gpus"]["env"]}
-    assert env == {"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": "ConsumableShares=true,"}
+    daemonset = by_kind(docs, "DaemonSet")[plan["plugin"]["daemonset"]]
+    spec = daemonset["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in {c["name"]: c for c in spec["containers"]}["gpus"].get("env") or []}
+    if shares:
+        assert env == {"CONSUMABLE_SHARES": shares, "FEATURE_GATES": "ConsumableShares=true,"}
+    else:
+        assert "CONSUMABLE_SHARES" not in env
+    plugins = driver_gates.kubelet_plugins([daemonset])
+    assert plugins[0]["consumable_shares"] == shares
+    assert (driver_gates.shares_problem(plugins) is None) == bool(shares)
