@@ -19,7 +19,10 @@ type Driver struct {
 	// MPSRoot holds one stand-in MPS pipe directory per claim prepared with MPS.
 	MPSRoot string
 	// Gates are the feature gates the plugin runs with (FEATURE_GATES, as NVIDIA's chart sets it).
-	Gates  map[string]bool
+	Gates map[string]bool
+	// Shares is the ConsumableShares mode devices are published with ("": none). Several
+	// claims may then hold one device, each prepared with a CDI spec of its own.
+	Shares string
 	byName map[string]GPU
 }
 
@@ -49,6 +52,16 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 	if err != nil {
 		return kubeletplugin.PrepareResult{Err: fmt.Errorf("error preparing devices for claim %s/%s:%s: prepare devices failed: %w",
 			claim.Namespace, claim.Name, claim.UID, err)}
+	}
+	if d.Shares != "" {
+		for _, s := range sharing {
+			if s != nil && s.Strategy == "MPS" {
+				// As 0.5.0's applySharingConfig: one MPS daemon cannot serve several claims.
+				return kubeletplugin.PrepareResult{Err: fmt.Errorf("error preparing devices for claim %s/%s:%s: prepare devices failed: "+
+					"error applying config: MPS sharing is not supported when consumable shares is enabled",
+					claim.Namespace, claim.Name, claim.UID)}
+			}
+		}
 	}
 	var gpus, mpsGPUs []GPU
 	var mps *mpsConfig

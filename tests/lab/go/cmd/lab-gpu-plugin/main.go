@@ -26,6 +26,10 @@ func main() {
 	memory := flag.String("memory", "23034Mi", "memory of each stand-in GPU, NVML's total (an L4: 23034Mi, not 24Gi)")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where containerd reads CDI specs")
 	mpsRoot := flag.String("mps-root", "/var/run/dra-lab-mps", "host directory for the claims' stand-in MPS pipe directories")
+	// As NVIDIA's 0.5.0 plugin: --consumable-shares or CONSUMABLE_SHARES, "disabled" unless set;
+	// it takes effect only with ConsumableShares=true in FEATURE_GATES.
+	shares := flag.String("consumable-shares", envOr("CONSUMABLE_SHARES", labgpu.SharesDisabled),
+		"consumable shares: disabled, memory, unlimited or a positive number of shares (env CONSUMABLE_SHARES)")
 	klog.InitFlags(nil)
 	flag.Parse()
 	logger := klog.Background()
@@ -34,13 +38,28 @@ func main() {
 		logger.Error(nil, "NODE_NAME is not set; give it from the downward API (spec.nodeName)")
 		os.Exit(2)
 	}
-	if err := run(*driverName, node, *count, *product, *memory, *cdiDir, *mpsRoot); err != nil {
+	gates := labgpu.ParseGates(os.Getenv("FEATURE_GATES"))
+	if err := labgpu.CheckConsumableShares(*shares, gates); err != nil {
+		// NVIDIA's plugin exits here, before it publishes anything, with these words.
+		logger.Error(err, "invalid CLI flags")
+		os.Exit(1)
+	}
+	if err := run(*driverName, node, *count, *product, *memory, *cdiDir, *mpsRoot, gates,
+		labgpu.SharesMode(*shares, gates)); err != nil {
 		logger.Error(err, "lab-gpu-plugin stopped")
 		os.Exit(1)
 	}
 }
 
-func run(driverName, node string, count int, product, memory, cdiDir, mpsRoot string) error {
+func envOr(name, fallback string) string {
+	if value, ok := os.LookupEnv(name); ok {
+		return value
+	}
+	return fallback
+}
+
+func run(driverName, node string, count int, product, memory, cdiDir, mpsRoot string, gates map[string]bool,
+	shares string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background())
@@ -58,20 +77,25 @@ func run(driverName, node string, count int, product, memory, cdiDir, mpsRoot st
 	}
 	gpus := labgpu.Inventory(node, count, product, memory)
 	// The sharing gates, off unless named, as NVIDIA's chart renders featureGates.
-	driver := labgpu.NewDriver(driverName, node, cdiDir, mpsRoot, labgpu.ParseGates(os.Getenv("FEATURE_GATES")), gpus)
+	driver := labgpu.NewDriver(driverName, node, cdiDir, mpsRoot, gates, gpus)
+	driver.Shares = shares
 	helper, err := kubeletplugin.Start(ctx, driver, kubeletplugin.DriverName(driverName),
 		kubeletplugin.KubeClient(client), kubeletplugin.NodeName(node))
 	if err != nil {
 		return err
 	}
 	defer helper.Stop()
+	devices := labgpu.Devices(gpus)
+	for i := range devices {
+		labgpu.ApplyConsumableShares(&devices[i], shares)
+	}
 	resources := resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
-		node: {Slices: []resourceslice.Slice{{Devices: labgpu.Devices(gpus)}}},
+		node: {Slices: []resourceslice.Slice{{Devices: devices}}},
 	}}
 	if err := helper.PublishResources(ctx, resources); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("publishing", "driver", driverName, "node", node, "gpus", count, "gates", driver.Gates)
+	klog.FromContext(ctx).Info("publishing", "driver", driverName, "node", node, "gpus", count, "gates", driver.Gates, "consumableShares", shares)
 	<-ctx.Done()
 	return nil
 }
