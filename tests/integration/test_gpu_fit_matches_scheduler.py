@@ -222,9 +222,19 @@ def test_10gi_8gi_4gi_mixed_then_what_the_claims_left(mix):
 
 
 def test_a_class_that_selects_only_l4(mix):
+    """One node, so no node choice: the allocator's slice order decides, device by device."""
     kubeconfig, api, ns = mix
-    workloads = [{"name": "l4-only", "memory": "8Gi", "replicas": 10, "device_class": "fit-l4"}]
+    workloads = [{"name": "l4-first", "memory": "8Gi", "replicas": 3, "device_class": "fit-l4"},
+                 {"name": "l4-then", "memory": "8Gi", "replicas": 7, "device_class": "fit-l4"}]
     result = plan(kubeconfig, workloads)
     assert result["strategies"]["memory_shares"]["by_node"] == {"node-a": 0, "node-b": 8}, result["strategies"]
     outcome = run_mix(api, ns, workloads)
-    compare(result, outcome, allocations(api, ns), workloads)
+    allocated = allocations(api, ns)
+    compare(result, outcome, allocated, workloads)
+    cluster, planned = {}, {}
+    for entry in allocated:
+        key = (entry["workload"], entry["device"])
+        cluster[key] = cluster.get(key, 0) + 1
+    for placement in result["strategies"]["memory_shares"]["placements"]:
+        planned[(placement["workload"], placement["device"])] = placement["replicas"]
+    assert cluster == planned

@@ -2,7 +2,9 @@
 for a template claim, a shared claim with two pods, a completed Job's claim and a pod stuck
 Pending; free devices per DeviceClass checked against what the real scheduler then allocates;
 the HTML report opened in headless chromium; the report made by a service account bound to the
-ClusterRole of playbooks/files alone."""
+ClusterRole of playbooks/files alone; memory shares of a GPU (issue 27) on the 1.37.2 lab of
+test_gpu_fit_matches_scheduler: consumed and free memory per device, each claim's consumedCapacity
+and shareID, and the largest claim per class, checked against the scheduler, on the page too."""
 
 import os
 import pathlib
@@ -15,6 +17,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from conftest import PAUSE, on_node, run_module, run_playbook, task_results
+from test_gpu_fit_matches_scheduler import decided, mix, pod as share_pod, shares_cluster, template  # noqa: F401
 from waiting import wait_for_object, wait_until_gone
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -244,3 +247,54 @@ def test_check_mode_writes_no_report_file(tmp_path):
     rc, report, stderr = run_playbook(REPORT, extra_args=["--check", "-e", "report_dir=%s" % tmp_path])
     assert rc == 0, stderr
     assert not (tmp_path / "gpu-usage.html").exists()
+
+
+def test_memory_shares_per_device_and_what_still_fits(mix, tmp_path):
+    """Three 8Gi claims on the L4-only class: two share node-b's first card (slice order), one the
+    next. The report must show both shares with the scheduler's consumedCapacity and shareID, the
+    memory left, and a largest claim the scheduler really allocates (one Mi more it refuses)."""
+    kubeconfig, api, ns = mix
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    workload = {"name": "notebook", "memory": "8Gi", "replicas": 3, "device_class": "fit-l4"}
+    template(custom, ns, workload)
+    for index in range(3):
+        core.create_namespaced_pod(ns, share_pod(workload, index))
+    assert all(v[0] == "scheduled" for v in decided(core, ns, workload).values())
+    results = [r for c in custom.list_namespaced_custom_object("resource.k8s.io", "v1", ns, "resourceclaims")["items"]
+               for r in c["status"]["allocation"]["devices"]["results"]]
+    env = {"KUBECONFIG": kubeconfig}
+    usage = run_module("dra.gpu.gpu_usage_info", {}, env=env)
+    assert not usage.get("failed"), usage.get("msg")
+    devices = dict(("%s/%s" % (n["name"], d["name"]), d) for n in usage["nodes"] for d in n["devices"])
+    held = [d for d in devices.values() if d["shares"]]
+    assert sorted(len(d["shares"]) for d in held) == [1, 2]
+    assert sorted(s["share_id"] for d in held for s in d["shares"]) == sorted(r["shareID"] for r in results)
+    assert all(s["consumed"] == {"memory": "8Gi"} for d in held for s in d["shares"])
+    full = [d for d in held if len(d["shares"]) == 2][0]
+    assert (full["memory_consumed"], full["memory_free"], full["state"]) == ("16Gi", "6650Mi", "in_use")
+    l4 = dict((c["class"], c) for c in usage["free_by_class"])["fit-l4"]
+    # 6650Mi and 14842Mi left on the shared cards, two untouched 23034Mi cards
+    assert (l4["memory_free"], l4["largest_claim"]) == (usage_bytes(6650 + 14842 + 2 * 23034), "23034Mi")
+
+    # What the report calls the largest claim the scheduler allocates; one Mi more it refuses.
+    for name, memory in (("too-big", "%dMi" % (l4["largest_claim_bytes"] // 2 ** 20 + 1)),
+                         ("largest", l4["largest_claim"])):
+        one = {"name": name, "memory": memory, "replicas": 1, "device_class": "fit-l4"}
+        template(custom, ns, one)
+        core.create_namespaced_pod(ns, share_pod(one, 0))
+        expected = "unschedulable" if name == "too-big" else "scheduled"
+        assert [v[0] for v in decided(core, ns, one).values()] == [expected]
+
+    rc, report, stderr = run_playbook(REPORT, extra_args=["-e", "report_dir=%s" % tmp_path], env=env)
+    assert rc == 0, (stderr, [r.get("msg") for _n, r in task_results(report) if r.get("failed")])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screenshot(str(tmp_path / "gpu-usage.html"), str(ARTIFACTS / "report-screenshot-shares.png"))
+    dom = dump_dom(str(tmp_path / "gpu-usage.html"))
+    assert "consumed 16Gi, free 6650Mi" in dom and "largest claim that fits" in dom
+    assert all(r["shareID"] in dom for r in results)
+    assert "consumed 16Gi, free 6650Mi" in (tmp_path / "gpu-usage.md").read_text()
+
+
+def usage_bytes(mebibytes):
+    from ansible_collections.dra.gpu.plugins.module_utils.quantity import human_bytes
+    return human_bytes(mebibytes * 2 ** 20)
