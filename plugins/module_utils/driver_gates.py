@@ -106,8 +106,8 @@ def shares_problem(plugins):
     without = [p for p in plugins if not p.get("consumable_shares")]
     if not without:
         return None
-    where = "; ".join("%s/%s publishes none (gate %s %s)" % (p["namespace"], p["name"], SHARES_GATE,
-                                                              "on, but no mode" if p["gates"].get(SHARES_GATE) else "off")
+    where = "; ".join("%s/%s publishes none (gate %s %s)"
+                      % (p["namespace"], p["name"], SHARES_GATE, "on, but no mode" if p["gates"].get(SHARES_GATE) else "off")
                       for p in without)
     return ("the memory classes need NVIDIA's DRA driver 0.5.0 to publish memory shares (its %s gate and a "
             "%s mode on the kubelet plugin): %s. Set gpu_operator_dra_consumable_shares (memory, unlimited "

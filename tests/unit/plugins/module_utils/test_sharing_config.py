@@ -289,10 +289,10 @@ def test_mps_classes_are_refused_while_the_driver_shares_by_memory():
 
 
 def test_live_classes_with_mps_are_found():
-    live = [{"metadata": {"name": "a"}, "spec": {"config": [{"opaque": {"driver": "gpu.nvidia.com", "parameters": {
-                "sharing": {"strategy": "MPS"}}}}]}},
-            {"metadata": {"name": "b"}, "spec": {"config": [{"opaque": {"driver": "other", "parameters": {
-                "sharing": {"strategy": "MPS"}}}}]}},
+    def mps(driver):
+        return {"config": [{"opaque": {"driver": driver, "parameters": {"sharing": {"strategy": "MPS"}}}}]}
+    live = [{"metadata": {"name": "a"}, "spec": mps("gpu.nvidia.com")},
+            {"metadata": {"name": "b"}, "spec": mps("other")},
             {"metadata": {"name": "c"}, "spec": {}}]
     assert sharing_config.mps_classes(live) == ["a"]
 
@@ -338,9 +338,9 @@ def test_a_template_without_any_memory_class_says_how_to_add_one():
         sharing_config.claim_templates([{"name": "t", "namespace": "a", "class": "x", "memory": "1Gi"}], [])
 
 
-def live_template(name, memory, labels=MANAGED, namespace="team-a", device_class="nvidia-gpu-memory"):
+def live_template(name, memory, labels=None, namespace="team-a", device_class="nvidia-gpu-memory"):
     body = sharing_config.template_body({"name": name, "namespace": namespace, "class": device_class,
-                                         "memory": memory}, labels)
+                                         "memory": memory}, MANAGED if labels is None else labels)
     # As the API server returns it: defaults filled in.
     body["spec"]["spec"]["devices"]["requests"][0]["exactly"].update(allocationMode="ExactCount", count=1)
     return body
