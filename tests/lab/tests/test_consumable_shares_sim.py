@@ -101,6 +101,13 @@ def _pod(env=None, image=V05, name="plugin-gpu-shared"):
             "spec": {"nodeName": "gpu-shared", "containers": [container]}, "status": {"phase": "Running"}}
 
 
+def test_a_stand_in_chart_pod_counts_as_the_image_it_stands_for():
+    pod = _pod({"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": GATE}, image="registry.k8s.io/pause:3.10")
+    assert agent.plugin_settings(pod) == ({"shares": "memory", "numa": False}, None)
+    pod["metadata"]["annotations"] = {"stand-in.dra.gpu/image": V05}
+    assert agent.plugin_settings(pod) == ({"shares": "memory", "numa": True}, None)
+
+
 @pytest.mark.parametrize("env,image,shares,numa,error", [
     ({"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": GATE}, V05, "memory", True, None),
     ({"CONSUMABLE_SHARES": "4", "FEATURE_GATES": GATE}, V05, "4", True, None),

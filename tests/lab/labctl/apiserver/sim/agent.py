@@ -66,6 +66,7 @@ PLUGIN_CONTAINERS = {"gpus": gpus.DRIVER, compute_domain.CONTAINER: compute_doma
 DEVICE_PLUGIN_POD_LABEL = ("app", "nvidia-device-plugin-daemonset")
 DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
 BOTH_MANAGERS_ANNOTATION = "lab.dra.gpu/allow-both-gpu-managers"
+STAND_IN_IMAGE_ANNOTATION = "stand-in.dra.gpu/image"
 CONTAINER_RUNTIME = "containerd://2.1.4-simulated"
 # The GPU Operator's MIG manager: the layout asked for, and how applying it went.
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -213,7 +214,9 @@ def plugin_settings(pod):
     container = _gpus_container(pod)
     env = {e.get("name"): e.get("value") for e in container.get("env") or []}
     gates = opaque.parse_gates(env.get("FEATURE_GATES"))
-    release = gpus.plugin_release(container.get("image"))
+    # The stand-in charts (tests/fixtures/charts) run pause and name the image they stand for.
+    image = (pod["metadata"].get("annotations") or {}).get(STAND_IN_IMAGE_ANNOTATION) or container.get("image")
+    release = gpus.plugin_release(image)
     mode = env.get("CONSUMABLE_SHARES")
     mode = gpus.SHARES_DISABLED if mode is None else mode
     settings = {"shares": None, "numa": gpus.has_release_05(release)}
