@@ -10,7 +10,9 @@ On the test lab when it runs 1.35 (as `make test` starts it), else on a 1.35.4 l
 import uuid
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
+from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
 from shares_lab import build_charts, cluster_state, clients, lab_at, operator_vars, run_role
 
 VERSION = "1.35.4"
@@ -48,6 +50,13 @@ def test_the_api_server_really_drops_what_memory_shares_need(lab, team_namespace
     kept = custom.create_namespaced_custom_object("resource.k8s.io", "v1", team_namespace, "resourceclaimtemplates",
                                                   template, dry_run="All")
     assert "capacity" not in kept["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    # And the memory class's selector does not even compile here (the field exists from 1.36 on).
+    selector = sharing_config.class_selectors({"strategy": "memory"})[0]
+    with pytest.raises(ApiException) as refused:
+        custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "it-gpu-memory"},
+            "spec": {"selectors": [{"cel": {"expression": selector}}]}}, dry_run="All")
+    assert refused.value.status == 422 and "undefined field 'allowMultipleAllocations'" in refused.value.body
 
 
 def test_gpu_operator_refuses_the_mode_before_any_label_or_release(lab, charts):
