@@ -384,15 +384,18 @@ class Shares:
                 name, exc)
 
 
+def _acceptor(matches, keys, problem):
+    """Does a candidate (with ``model`` and ``key``) suit the workload: its model and its DeviceClass?"""
+    return lambda d: not problem and matches(d["model"]) and (keys is None or d["key"] in keys)
+
+
 def _prepare(workloads, shares):
     """Each workload gets ``accepts`` (model and DeviceClass) and ``class_problem``."""
     for workload in workloads:
         matches, keys, workload["class_problem"] = model_matcher(workload["model"]), None, None
         if workload["device_class"]:
             keys, workload["class_problem"] = shares.class_keys(workload["device_class"])
-        workload["accepts"] = (lambda matches, keys, problem: lambda d: (
-            not problem and matches(d["model"]) and (keys is None or d["key"] in keys)))(
-                matches, keys, workload["class_problem"])
+        workload["accepts"] = _acceptor(matches, keys, workload["class_problem"])
     return workloads
 
 

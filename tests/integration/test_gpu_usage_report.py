@@ -17,7 +17,9 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from conftest import PAUSE, on_node, run_module, run_playbook, task_results
-from test_gpu_fit_matches_scheduler import decided, mix, pod as share_pod, shares_cluster, template  # noqa: F401
+from test_gpu_fit_matches_scheduler import decided, pod as share_pod, template
+# The 1.37.2 memory-shares lab and a namespace in it, as fixtures of this module too.
+from test_gpu_fit_matches_scheduler import mix, shares_cluster  # noqa: F401 pylint: disable=unused-import
 from waiting import wait_for_object, wait_until_gone
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

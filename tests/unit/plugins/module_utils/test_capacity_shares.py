@@ -21,8 +21,8 @@ def unlimited_mode(whole=A10):
 
 
 def shares(count):
-    return {"value": str(count), "requestPolicy": {"default": "1", "validRange": {"min": "1", "max": str(count),
-                                                                                   "step": "1"}}}
+    policy = {"default": "1", "validRange": {"min": "1", "max": str(count), "step": "1"}}
+    return {"value": str(count), "requestPolicy": policy}
 
 
 @pytest.mark.parametrize("policy, requested, consumed", [
@@ -102,10 +102,10 @@ def test_allocated_sums_shares_and_keeps_whole_allocations_apart():
 
 
 def test_allocator_order_is_pool_slice_and_slice_position():
-    first = {"metadata": {"name": "b-slice"}, "spec": {"driver": "d", "pool": {"name": "p"},
-                                                      "devices": [{"name": "gpu-10"}, {"name": "gpu-2"}]}}
-    second = {"metadata": {"name": "a-slice"}, "spec": {"driver": "d", "pool": {"name": "p"},
-                                                       "devices": [{"name": "gpu-9"}]}}
+    first = {"metadata": {"name": "b-slice"},
+             "spec": {"driver": "d", "pool": {"name": "p"}, "devices": [{"name": "gpu-10"}, {"name": "gpu-2"}]}}
+    second = {"metadata": {"name": "a-slice"},
+              "spec": {"driver": "d", "pool": {"name": "p"}, "devices": [{"name": "gpu-9"}]}}
     entries = [(first, d, "n") for d in first["spec"]["devices"]] + [(second, second["spec"]["devices"][0], "n")]
     assert [e[1]["name"] for e in capacity_shares.allocator_order(entries)] == ["gpu-9", "gpu-10", "gpu-2"]
 

@@ -249,8 +249,8 @@ def test_a_device_taken_whole_gives_nothing_more():
     result = run(claims, [pod("ml", "a")], slices=slices)
     device = result["nodes"][0]["devices"][0]
     assert (device["memory_consumed"], device["memory_free"], device["shares"]) == ("23028Mi", "0", [])
-    assert dict((c["class"], c["largest_claim"]) for c in result["free_by_class"]) == {"a10": None,
-                                                                                     "gpu.nvidia.com": None}
+    largest = dict((c["class"], c["largest_claim"]) for c in result["free_by_class"])
+    assert largest == {"a10": None, "gpu.nvidia.com": None}
 
 
 def human(mebibytes):
