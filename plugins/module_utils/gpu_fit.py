@@ -338,7 +338,10 @@ class Shares:
                 "device": device.get("name"), "driver": spec.get("driver"), "key": (spec["pool"]["name"], device.get("name")),
                 "model": inventory.raw_model(device), "signature": signature,
                 "type": inventory.plain_attribute((device.get("attributes") or {}).get("type") or {}),
-                "multi": bool(device.get("allowMultipleAllocations")), "memory_bytes": inventory.memory_bytes(
+                "multi": bool(device.get("allowMultipleAllocations")),
+                # The allocator skips a device whose taint the claim does not tolerate (these claims tolerate none).
+                "tainted": any(t.get("effect") in ("NoSchedule", "NoExecute") for t in device.get("taints") or []),
+                "memory_bytes": inventory.memory_bytes(
                     ((device.get("capacity") or {}).get("memory") or {}).get("value")) or None})
 
     @property
@@ -424,6 +427,8 @@ def _usable(shares, workload, devices, state, tally):
         if not workload["accepts"](device) or (not workload["device_class"] and device["type"] != "gpu"):
             continue
         tally[0] += 1
+        if device["tainted"]:
+            continue
         consumed = shares.consumption(device, workload)
         if consumed is None:
             continue

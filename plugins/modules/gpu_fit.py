@@ -40,7 +40,9 @@ description:
     request above C(validRange.max) skips the device. So in NVIDIA's mode V(N) the C(shares) capacity caps the
     claims per GPU. What claims already consumed (the C(consumedCapacity) of their allocation results with a
     C(shareID)) is subtracted; a result without a C(shareID) takes its device whole. A device without
-    C(allowMultipleAllocations) goes whole to one claim whose request it can hold, as the scheduler does.
+    C(allowMultipleAllocations) goes whole to one claim whose request it can hold, as the scheduler does. A
+    device with a C(NoSchedule) or C(NoExecute) taint in its slice is skipped, as for a claim without
+    tolerations (DeviceTaintRule objects are not read).
   - V(memory_shares) is the scheduler's accounting, which the scheduler enforces; nothing caps a pod's memory use
     on the GPU.
   - V(memory_shares) places workloads in the order given (create each workload's pods after the previous one's

@@ -352,3 +352,11 @@ def test_device_class_must_exist_and_be_previewable():
     result = shares_fit([{"name": "w", "memory": "4Gi", "device_class": "odd"}], classes=[odd])
     assert result["strategies"]["memory_shares"]["total"] == 0 and result["strategies"]["whole_gpu"]["total"] == 0
     assert result["unplaced"]["memory_shares"][0]["reason"].startswith("the selectors of DeviceClass odd")
+
+
+def test_memory_shares_skip_tainted_devices_as_the_allocator_does():
+    slices = shared_slices()
+    slices[0]["spec"]["devices"][0]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]
+    slices[0]["spec"]["devices"][1]["taints"] = [{"key": "gpu.nvidia.com/unmonitored", "effect": "None"}]
+    result = shares_fit([{"name": "inference", "memory": "4Gi", "replicas": 40}], slices=slices)
+    assert "node-a/gpu-0" not in per_device(result) and per_device(result)["node-a/gpu-1"] == 5
