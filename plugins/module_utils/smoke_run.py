@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, smoke, watch
+from ansible_collections.dra.gpu.plugins.module_utils import cel, consumable_capacity, smoke, watch
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
@@ -79,9 +79,13 @@ class SmokeRun:
 
     def run(self):
         self.check_cluster()
+        if self.settings.share_memory:
+            self.check_shares_kept()
         self._ensure_namespace()
         self._record_claims(self.settings.timeout)
         self._record_prepare_failures(self.settings.timeout)
+        if self.settings.share_memory:
+            return self.run_share()
         claim_ref = self._claim_ref()
         s = self.settings
         for index in range(s.probe_pods):
@@ -93,6 +97,137 @@ class SmokeRun:
         result["timings"] = dict(self.timings, verified_after=round(self.clock() - self.started, 3))
         result["namespace"] = self.namespace
         return result
+
+    # ----- a share of a card -------------------------------------------------------------
+
+    def run_share(self):
+        """Two pods, each with a claim of its own of share_memory, on one device: the first share
+        where the scheduler puts it, the second pinned to that device; both probes must see its
+        UUID; then a claim larger than what is left on every device must be Unschedulable."""
+        s = self.settings
+        # Held until the cleanup; past the run's timeout the pods end by themselves.
+        hold = int(s.timeout) + 60
+        first = self._hold_share(0, s.selectors, hold)
+        slices, _version = self.kube.slices(s.driver)
+        device = self._published(slices, smoke.share_of(first))
+        second = self._hold_share(1, list(s.selectors) + [smoke.pin_selector(s.driver, device)], hold)
+        shares = [smoke.share_of(first), smoke.share_of(second)]
+        smoke.check_shares(shares, s.share_memory)
+        for index in range(smoke.SHARE_PODS):
+            self._create("Pod", smoke.share_pod(smoke.PROBE, "smoke-%s-%d" % (self.run_id, index), self.run_id, s,
+                                                "smoke-%s-share-%d" % (self.run_id, index), hold))
+        pods = self._wait_for_pods("%s,%s=%s" % (self.selector, smoke.ROLE_LABEL, smoke.PROBE))
+        result = self._verify(pods)
+        free = self._free_shares(slices)
+        result["share"] = {"memory": s.share_memory, "device": {
+            "node": device["node"], "pool": shares[0]["pool"], "name": shares[0]["device"],
+            "uuid": smoke.published_attribute(device, "uuid")}, "claims": shares,
+            "free": [dict((k, v) for k, v in f.items() if k != "free_bytes") for f in free],
+            "too_big": self._too_big(free, hold)}
+        result["report"] = smoke.share_report(result["share"], smoke.published_attribute(device, "productName"))
+        result["timings"] = dict(self.timings, verified_after=round(self.clock() - self.started, 3))
+        result["namespace"] = self.namespace
+        return result
+
+    def check_shares_kept(self):
+        """Refuse before anything is made where the API server drops a claim's capacity request
+        (Kubernetes 1.35 without DRAConsumableCapacity): every claim would take a whole GPU. The
+        dry run goes to the test's namespace when it exists, else to default."""
+        try:
+            self.kube.core.read_namespace(self.namespace)
+            where = self.namespace
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            where = consumable_capacity.PROBE_NAMESPACE
+        kept = consumable_capacity.availability(self.kube, where)
+        if not kept["available"]:
+            raise SmokeFailure("capacity_dropped", "share_memory %s cannot be tested here: %s" % (
+                self.settings.share_memory, kept["reason"]))
+
+    def _hold_share(self, index, selectors, hold):
+        """Claim ``smoke-<run>-share-<index>`` and the pod that holds it, once the pod runs:
+        the claim, allocated and reserved."""
+        s = self.settings
+        name = "smoke-%s-share-%d" % (self.run_id, index)
+        self._create("ResourceClaim", smoke.share_claim(name, self.run_id, s.device_class, s.share_memory, selectors,
+                                                        "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION)))
+        holder = "smoke-%s-hold-%d" % (self.run_id, index)
+        self._create("Pod", smoke.share_pod(smoke.HOLDER, holder, self.run_id, s, name, hold))
+        list_fn = self.kube.core.list_namespaced_pod
+        selector = "metadata.name=%s" % holder
+        what = "pod %s, holding a claim of %s%s, to run" % (
+            holder, s.share_memory, " on the first one's device" if index else "")
+        try:
+            verdict, value = self._wait_for(
+                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
+                smoke.holder_verdict, what, self._remaining(), namespace=self.namespace, field_selector=selector)
+        except watch.WaitTimeout as exc:
+            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
+        if verdict == "failed":
+            if index and value.kind == "unschedulable":
+                raise SmokeFailure("not_shared", "the device holding the first share of %s did not take a second "
+                                   "one: %s. With the driver's ConsumableShares off each claim takes a whole GPU"
+                                   % (s.share_memory, value), scheduler_message=value.details.get("scheduler_message"))
+            raise value
+        return self._claims_of([value])[0][1]
+
+    def _remaining(self):
+        return max(1, self.settings.timeout - (self.clock() - self.started))
+
+    def _published(self, slices, share):
+        """The slice entry of the device a share is on, with its node."""
+        for item in slices:
+            spec = item.get("spec") or {}
+            if (spec.get("driver"), spec["pool"]["name"]) != (share["driver"], share["pool"]):
+                continue
+            for device in spec.get("devices") or []:
+                if device["name"] == share["device"]:
+                    return dict(device, node=spec.get("nodeName"))
+        raise SmokeFailure("unknown_device", "allocated device %s/%s/%s is in no ResourceSlice" % (
+            share["driver"], share["pool"], share["device"]))
+
+    def _free_shares(self, slices):
+        """What is left of each device the class (and the selectors) select, from every claim's
+        allocation in the cluster."""
+        s = self.settings
+        device_class = self.kube.custom.get_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "deviceclasses",
+                                                                  s.device_class)
+        expressions = [((x or {}).get("cel") or {}).get("expression")
+                       for x in (device_class.get("spec") or {}).get("selectors") or []]
+        try:
+            selectors = cel.Selectors([e for e in expressions if e] + list(s.selectors))
+        except cel.Unsupported:
+            selectors = None  # every device of the driver, then: a larger figure, never a smaller one
+
+        def matches(device):
+            return selectors is None or selectors.match_cached(s.driver, device)[0]
+        return smoke.free_shares(slices, self.kube.claims(), s.driver, matches)
+
+    def _too_big(self, free, hold):
+        """A claim larger than what is left on every device: Unschedulable, and why in words."""
+        s = self.settings
+        memory = smoke.too_big(free)
+        name = "smoke-%s-too-big" % self.run_id
+        self._create("ResourceClaim", smoke.share_claim(name, self.run_id, s.device_class, memory, s.selectors,
+                                                        "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION)))
+        self._create("Pod", smoke.share_pod(smoke.TOO_BIG, name, self.run_id, s, name, hold))
+        list_fn = self.kube.core.list_namespaced_pod
+        selector = "metadata.name=%s" % name
+        try:
+            verdict, value = self._wait_for(
+                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
+                smoke.too_big_verdict, "the scheduler's verdict on pod %s, asking for %s" % (name, memory),
+                self._remaining(), namespace=self.namespace, field_selector=selector)
+        except watch.WaitTimeout as exc:
+            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
+        if verdict == "scheduled":
+            largest = free[0]["free"] if free else "none"
+            raise SmokeFailure("too_big_scheduled", "pod %s asking for %s was placed on %s, although the largest free "
+                               "share was %s: the scheduler's accounting differs from the allocations read, or a "
+                               "share was freed meanwhile" % (name, memory, value["spec"]["nodeName"], largest))
+        return {"memory": memory, "pod": name, "unschedulable": True, "scheduler_message": value,
+                "why": smoke.unschedulable_why(memory, free, value)}
 
     def cleanup(self, timeout=60):
         """Delete what this run created and wait until it is gone; returns what is left."""
@@ -169,16 +304,18 @@ class SmokeRun:
         # scheduled (so allocated) first, and a failure report must still say when that happened.
         if "allocated_after" not in self.timings and any(pod["spec"].get("nodeName") for pod in pods):
             self.timings["allocated_after"] = round(self.clock() - self.started, 3)
-        return smoke.pods_verdict(pods, self.settings.probe_pods, self.prepare_failures)
+        expected = smoke.SHARE_PODS if self.settings.share_memory else self.settings.probe_pods
+        return smoke.pods_verdict(pods, expected, self.prepare_failures)
 
-    def _wait_for_pods(self):
-        remaining = max(1, self.settings.timeout - (self.clock() - self.started))
+    def _wait_for_pods(self, selector=None):
+        remaining = self._remaining()
+        selector = selector or self.selector
         list_fn = self.kube.core.list_namespaced_pod
         try:
             verdict, value = self._wait_for(
-                lambda: self.kube.list_all(list_fn, namespace=self.namespace, label_selector=self.selector),
+                lambda: self.kube.list_all(list_fn, namespace=self.namespace, label_selector=selector),
                 list_fn, self._pod_verdict, "the smoke-test pods to complete", remaining,
-                recheck_every=PREPARE_RECHECK, namespace=self.namespace, label_selector=self.selector)
+                recheck_every=PREPARE_RECHECK, namespace=self.namespace, label_selector=selector)
         except watch.WaitTimeout as exc:
             retrying = "".join("; the kubelet is retrying pod %s after: %s" % item
                                for item in sorted(self.prepare_retries.items()))
@@ -255,12 +392,18 @@ class SmokeRun:
                     # The claim watch may deliver the allocation after the pod watch reported
                     # completion: seconds apart on a loaded API server (5 s was seen to be too
                     # short with the machine's two cores busy). Returns as soon as it arrives.
-                    self.claims_seen.wait_for(lambda: name in self.claims, timeout=CLAIM_WATCH_LAG)
+                    self.claims_seen.wait_for(lambda: self._reserved(name, pod), timeout=CLAIM_WATCH_LAG)
                 if name not in self.claims:
                     raise SmokeFailure("not_allocated", "claim %s of pod %s was never seen allocated and reserved"
                                        % (name, pod["metadata"]["name"]))
                 pairs.append((pod, self.claims[name]))
         return pairs
+
+    def _reserved(self, name, pod):
+        """Whether claim ``name`` was recorded reserved for ``pod`` (a claim held by several pods
+        is recorded before the later ones use it)."""
+        reserved = ((self.claims.get(name) or {}).get("status") or {}).get("reservedFor") or []
+        return pod["metadata"]["name"] in [r.get("name") for r in reserved]
 
     def _verify(self, pods):
         s = self.settings

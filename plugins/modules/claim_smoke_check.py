@@ -23,6 +23,18 @@ description:
     ResourceSlice of O(driver) on the pod's node and that the claim is reserved for the pod. V(container)
     also checks the probe's output, read from the container's termination message (no pods/log permission
     needed), names exactly the allocated devices and nothing else.
+  - >-
+    With O(share_memory), a share of a card instead (Kubernetes 1.36+ with consumable capacity, NVIDIA's DRA driver
+    0.5.0 with ConsumableShares): two pods, each with a ResourceClaim of its own asking for
+    C(capacity.requests.memory) of one device of O(device_class), must land on one device and both see its UUID. The
+    first share goes where the scheduler puts it; the second is pinned to that device (a selector on its C(uuid)),
+    so the test proves the device takes a second share whatever the scheduler would prefer. Each share is held by a
+    pod that runs until the cleanup (C(sleep) in O(image), bounded by C(activeDeadlineSeconds)) while the probe
+    runs beside it on the same claim. The consumed capacity and share of each claim, and what is left of every
+    device the class selects (from every claim's allocation), are reported; then a claim 1Mi larger than the largest
+    free share must be Unschedulable, and the test says why in words and with the scheduler's message. Refused at
+    once where the API server drops the request (a server-side dry run; Kubernetes 1.35 without
+    DRAConsumableCapacity).
   - On failure it says why (no device can satisfy the claim, with the scheduler's message; image pull error;
     probe failed, with its output; UUID mismatch; extra GPUs visible) and removes everything it created,
     on success, failure and timeout, unless O(keep=true).
@@ -86,6 +98,13 @@ options:
   pod_annotations: {description: Annotations for the probe pods., type: dict}
   timeout: {description: "Seconds to wait for allocation, binding and the probe's completion.", type: int, default: 300}
   keep: {description: Leave the test objects in place (for debugging)., type: bool, default: false}
+  share_memory:
+    description:
+      - A quantity such as V(8Gi) - test a share of a card of this size instead of whole devices (see above).
+      - It runs its own two pods with a claim each; O(pods), O(count) and O(first_available) stay unset. O(selectors)
+        apply to every claim it makes. The account needs to list ResourceClaims in every namespace (what is left of
+        each device).
+    type: str
 attributes:
   check_mode: {support: full, description: Creates nothing; reports what it would run.}
   diff_mode: {support: none, description: The test leaves nothing behind to compare.}
@@ -110,6 +129,10 @@ EXAMPLES = r"""
         selectors: ["device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0"]
       - name: two-small
         count: 2
+
+- name: Two pods with an 8 GiB share each on one GPU, and a claim larger than any GPU has left refused
+  dra.gpu.claim_smoke_check:
+    share_memory: 8Gi
 
 - name: Two pods sharing one GPU, allocation only
   dra.gpu.claim_smoke_check:
@@ -151,10 +174,34 @@ sharing:
       C(CUDA_MPS_PIPE_DIRECTORY), the MPS control daemon NVIDIA's plugin connects it to.
   returned: success
   type: dict
+share:
+  description:
+    - With O(share_memory) - C(memory); C(device) (C(node), C(pool), C(name), C(uuid)) both shares landed on;
+      C(claims), each claim's C(claim), C(device), C(share_id) and C(consumed) (its C(consumedCapacity)); C(free), what
+      is left of each device the class selects, largest first (C(node), C(pool), C(device), C(memory), C(free));
+      C(too_big), the claim larger than every free share - C(memory), C(pod), C(unschedulable), C(scheduler_message)
+      and C(why), in words.
+  returned: success with share_memory
+  type: dict
+  sample:
+    memory: 8Gi
+    device: {node: node-b, pool: node-b, name: gpu-0, uuid: GPU-0b3c6a1e-2f0d-5c8e-9a7b-1d2e3f4a5b6c}
+    claims:
+      - {claim: smoke-1a2b3c4d-share-0, device: gpu-0, share_id: 5f0e..., consumed: {memory: 8Gi}}
+    too_big:
+      memory: 23035Mi
+      unschedulable: true
+      why: "no GPU has 23035Mi free: the largest free share is 23034Mi (gpu-1 on node-b); the scheduler said: ..."
+report:
+  description: With O(share_memory), lines a person reads - where both shares landed, each claim's consumption, what is
+    left per GPU, and why the claim too large was Unschedulable.
+  returned: success with share_memory
+  type: list
+  elements: str
 failure:
   description:
     - On failure, its kind (unschedulable, image_pull, prepare_failed, probe_failed, mismatch, extra_devices,
-      not_shared, mps_not_connected, timeout, ...).
+      not_shared, mps_not_connected, timeout, capacity_dropped, too_big_scheduled, ...).
     - C(prepare_failed) means the driver refused the claim. Errors the kubelet retries (it could not
       read the claim yet, the driver is not registered yet) do not fail the run; a timeout names them.
   returned: failure

@@ -29,7 +29,8 @@ def test_settings_name_the_options_and_fill_in_their_defaults():
     assert set(smoke.ARGUMENT_SPEC) == set(("namespace device_class count selectors first_available pods image "
                                             "command probe probe_pattern probe_attribute verify driver expect "
                                             "node_selector tolerations pod_security pod_annotations timeout "
-                                            "keep").split())
+                                            "keep share_memory").split())
+    assert s.share_memory is None and smoke.settings({"share_memory": "8Gi"}).share_memory == "8Gi"
 
 
 def test_namespace_and_claim_objects():
