@@ -285,3 +285,57 @@ def test_lab_consumable_shares_refuses_what_would_not_work(monkeypatch, value, m
     monkeypatch.setenv("LAB_CONSUMABLE_SHARES", value)
     with pytest.raises(config.ConfigError, match=message):
         config._consumable_shares(mode)
+
+
+class ClaimServer(FakeServer):
+    """Slices as FakeServer keeps them, and the claims of the pods below."""
+
+    def __init__(self, claims):
+        super().__init__()
+        self.claims = claims
+
+    def get_namespaced_custom_object(self, group, version, namespace, plural, name):
+        return copy.deepcopy(self.claims[name])
+
+
+class PodCore(FakeCore):
+    def __init__(self):
+        super().__init__()
+        self.statuses, self.events = [], []
+
+    def patch_namespaced_pod_status(self, name, namespace, body):
+        self.statuses.append((name, body["status"].get("phase")))
+
+    def create_namespaced_event(self, namespace, body):
+        self.events.append(body["message"])
+
+
+def _workload(name):
+    return {"metadata": {"namespace": "ns", "name": name, "uid": "pod-" + name},
+            "spec": {"nodeName": "gpu-shared", "restartPolicy": "Always", "containers": [{"name": "main"}],
+                     "resourceClaims": [{"name": "gpu", "resourceClaimName": "c-" + name}]},
+            "status": {"phase": "Pending"}}
+
+
+@pytest.mark.parametrize("mode", ["memory", None])
+def test_the_simulated_kubelet_prepares_shared_claims_and_unprepares_them_when_pods_go(mode):
+    sim = _simulator(ClaimServer({"c-" + n: _claim(n, share="share-" + n if mode else None) for n in "ab"}))
+    sim.core = PodCore()
+    env = {"CONSUMABLE_SHARES": mode, "FEATURE_GATES": GATE} if mode else {"FEATURE_GATES": GATE}
+    sim.resync_plugins([_pod(env)])
+    sim.handle_pod("ADDED", _workload("a"))
+    sim.handle_pod("ADDED", _workload("b"))
+    if mode:
+        # both claims hold gpu-0 at once: both pods run
+        assert sim.core.statuses == [("a", "Running"), ("b", "Running")]
+        assert sim.prepared_claims["gpu-shared"] == {"a": {"gpu-0": None}, "b": {"gpu-0": None}}
+        return
+    # without ConsumableShares NVIDIA's plugin refuses the second claim of one device
+    assert sim.core.statuses == [("a", "Running"), ("b", "Pending")]
+    assert sim.core.events[0].endswith("unable to prepare claim b: requested device gpu-0 is already allocated to "
+                                       "different claim a")
+    sim.handle_pod("DELETED", _workload("a"))
+    assert sim.prepared_claims["gpu-shared"] == {}
+    sim.prepare_failed.clear()   # the kubelet retries
+    sim.handle_pod("MODIFIED", _workload("b"))
+    assert sim.core.statuses[-1] == ("b", "Running")

@@ -560,8 +560,10 @@ class Simulator:
             self.prepare_failed.discard(meta["uid"])
             self._unprepare(pod)
         refused = plugin_settings(pod)[1] if is_plugin_pod(pod) else None
-        if deleting and event_type != "DELETED":
-            self._finish_deletion(pod)
+        if deleting:
+            # A pod that is gone, or going, is neither prepared nor started again.
+            if event_type != "DELETED":
+                self._finish_deletion(pod)
         elif refused:
             self._set_crash_loop(pod, refused)
         elif phase in (None, "Pending"):
