@@ -336,6 +336,5 @@ def test_the_simulated_kubelet_prepares_shared_claims_and_unprepares_them_when_p
                                        "different claim a")
     sim.handle_pod("DELETED", _workload("a"))
     assert sim.prepared_claims["gpu-shared"] == {}
-    sim.prepare_failed.clear()   # the kubelet retries
-    sim.handle_pod("MODIFIED", _workload("b"))
+    sim.handle_pod("MODIFIED", _workload("b"))   # the kubelet retries
     assert sim.core.statuses[-1] == ("b", "Running")

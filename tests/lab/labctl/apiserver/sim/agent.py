@@ -602,7 +602,10 @@ class Simulator:
                 effective = opaque.prepare(claim, by_name, self._gates_on(node), shares=bool(shares))
                 opaque.check_overlap(claim, effective, prepared, shares=bool(shares))
             except opaque.PrepareError as exc:
-                self.prepare_failed.add(uid)
+                if not isinstance(exc, opaque.OverlapError):
+                    # An overlap ends when the other claim is unprepared (a missed DELETED event is
+                    # caught up by the next relist): the kubelet's retries then succeed.
+                    self.prepare_failed.add(uid)
                 self._prepare_failure(pod, opaque.kubelet_message(claim, exc))
                 return False
             sharing.update(effective)
