@@ -16,6 +16,10 @@
    smoke test with 3 pods on one time-sliced claim, beside 1 pod on its own claim.
 6. cel: compiling selectors with the API server's CEL checks (cel_check) and without, side by
    side, and the time to refuse what the server refuses (cel_compile.py; no lab).
+7. shares: gpu_fit's memory_shares plan over 1,000 nodes x 8 GPUs in ConsumableShares memory
+   mode, with and without its node-order check, side by side (memory_shares.py; no lab); then a
+   1,000-node lab at 1.37.2 in that mode (H100 80GB, 81559Mi): dra.gpu.gpu_fit's plan for 1,010
+   pods of 40Gi on the first GPU of each node, and the real scheduler placing them, compared.
 
 Each benchmark starts its own lab (own state directory and ports) and stops it. Machines
 here are noisy, so compare the ratios printed in the same run rather than absolute times.
@@ -34,6 +38,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cel_compile  # noqa: E402 - tests/benchmarks/cel_compile.py
+import memory_shares  # noqa: E402 - tests/benchmarks/memory_shares.py
 import usage_report  # noqa: E402 - tests/benchmarks/usage_report.py
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -315,12 +320,111 @@ def bench_sharing(runs):
     return medians
 
 
+SHARES_CLASS = "bench-first-gpu"
+SHARES_PODS = 1010
+
+
+def _decided(core, ns, expected, timeout=900):
+    """Pods of ``ns`` scheduled (node) or Unschedulable, once all ``expected`` are one or the other."""
+    from kubernetes import watch
+    seen = {}
+
+    def record(item):
+        node = (item.get("spec") or {}).get("nodeName")
+        refused = any(c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+                      for c in (item.get("status") or {}).get("conditions") or [])
+        if node or refused:
+            seen[item["metadata"]["name"]] = node
+    deadline = time.monotonic() + timeout
+    while True:
+        listing = json.loads(core.list_namespaced_pod(ns, _preload_content=False).data)
+        for item in listing["items"]:
+            record(item)
+        if len(seen) >= expected:
+            return seen
+        assert time.monotonic() < deadline, "only %d of %d pods decided" % (len(seen), expected)
+        stream = watch.Watch()
+        for event in stream.stream(core.list_namespaced_pod, ns, resource_version=listing["metadata"]["resourceVersion"],
+                                   timeout_seconds=max(1, int(deadline - time.monotonic()))):
+            record(event["raw_object"])
+            if len(seen) >= expected:
+                stream.stop()
+                break
+
+
+def bench_shares_scheduler():
+    """The plan (dra.gpu.gpu_fit, reading the 1,000-node lab) against the scheduler placing the pods.
+
+    40Gi on an 80GB H100 (81559Mi as the driver publishes it, rounded down to 1Mi): two would need
+    81920Mi, so one per GPU; the class takes the first GPU of each node, so 1,000 fit and 10 are
+    Unschedulable, one per node, whatever nodes the scheduler scores first."""
+    from kubernetes import client, config, watch
+    env = lab_env("shares", 28850, topology="scale-1000.yml")
+    env.update(LAB_K8S_VERSION="1.37.2", LAB_CONSUMABLE_SHARES="memory")
+    result = {"lab_up": round(lab_up(env), 1)}
+    try:
+        api = config.new_client_from_config(env["KUBECONFIG"])
+        core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+        custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": SHARES_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
+                                            "device.attributes['resource.kubernetes.io'].pciBusID == '0000:10:00.0'"}}]}})
+        workload = {"name": "llm", "memory": "40Gi", "replicas": SHARES_PODS, "device_class": SHARES_CLASS}
+        t0 = time.monotonic()
+        plan = adhoc_result(adhoc("dra.gpu.gpu_fit", {"workloads": [workload]}), env)
+        result["plan_module_seconds"] = round(time.monotonic() - t0, 2)
+        shares = plan["strategies"]["memory_shares"]
+        ns = "bench-shares"
+        core.create_namespace({"metadata": {"name": ns}})
+        custom.create_namespaced_custom_object("resource.k8s.io", "v1", ns, "resourceclaimtemplates", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "llm"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": SHARES_CLASS, "capacity": {"requests": {"memory": "40Gi"}}}}]}}}})
+        # The service account controller adds "default" shortly after; pods need it.
+        for _event in watch.Watch().stream(core.list_namespaced_service_account, ns, timeout_seconds=60,
+                                           field_selector="metadata.name=default"):
+            break
+        t0 = time.monotonic()
+        for index in range(SHARES_PODS):
+            core.create_namespaced_pod(ns, {"metadata": {"name": "llm-%d" % index}, "spec": {
+                "terminationGracePeriodSeconds": 0,
+                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "llm"}],
+                "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"claims": [{"name": "gpu"}]}}]}})
+        result["create_pods_seconds"] = round(time.monotonic() - t0, 1)
+        seen = _decided(core, ns, SHARES_PODS)
+        result["scheduler_seconds"] = round(time.monotonic() - t0, 1)
+        per_node = {}
+        for node in seen.values():
+            if node:
+                per_node[node] = per_node.get(node, 0) + 1
+        claims = custom.list_namespaced_custom_object("resource.k8s.io", "v1", ns, "resourceclaims")["items"]
+        consumed = set(json.dumps(r.get("consumedCapacity"), sort_keys=True) for c in claims
+                       for r in ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", []))
+        result.update(planned=shares["total"], scheduled=sum(per_node.values()),
+                      planned_unschedulable=SHARES_PODS - shares["total"],
+                      unschedulable=sum(1 for node in seen.values() if not node),
+                      per_node_equal=per_node == dict((n, c) for n, c in shares["by_node"].items() if c),
+                      consumed_capacity=sorted(consumed), planned_consumes=shares["placements"][0]["consumes"],
+                      depends_on_node_choice=shares["depends_on_node_choice"])
+    finally:
+        lab_down(env)
+    return result
+
+
+def bench_shares(runs):
+    results = memory_shares.run(runs)
+    results["scheduler_1000_nodes"] = bench_shares_scheduler()
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report", "cel"), action="append")
+    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report", "cel", "shares"),
+                        action="append")
     args = parser.parse_args()
-    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report", "cel"]
+    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report", "cel", "shares"]
     results = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs, "cores": os.cpu_count()}
     for name in chosen:
         print("benchmark %s ..." % name, file=sys.stderr, flush=True)
@@ -328,7 +432,8 @@ def main():
                          "lab": lambda r: bench_lab(max(3, r // 3)),
                          "sharing": lambda r: bench_sharing(max(3, r // 3)),
                          "report": lambda r: usage_report.run(max(3, r // 3)),
-                         "cel": cel_compile.run}[name](args.runs)
+                         "cel": cel_compile.run,
+                         "shares": lambda r: bench_shares(max(3, r // 3))}[name](args.runs)
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as handle:
         json.dump(results, handle, indent=2)
