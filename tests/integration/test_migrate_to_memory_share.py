@@ -11,7 +11,8 @@ import pytest
 from kubernetes import client
 
 import share_lab
-from conftest import DEVICE_PLUGIN_LABEL, PAUSE, deployment, gpu_container, offered, on_node, run_module
+from conftest import (DEVICE_PLUGIN_LABEL, PAUSE, deployment, gpu_container, offered, on_node, run_module,
+                      run_playbook, task_results)
 from waiting import wait_for_object
 
 ANNOTATION = "dra.gpu/gpu-migration"
@@ -137,3 +138,31 @@ def test_on_1_35_the_share_is_refused_because_the_api_server_drops_it():
         assert templates(custom, ns) == []
         # the probe was a dry run: no claim anywhere
         assert custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceclaims")["items"] == []
+
+
+def test_the_role_moves_a_workload_to_the_share_it_is_given_and_back(on_device_plugin):
+    lab = on_device_plugin
+    ns, core, custom, env = lab["ns"], lab["core"], lab["custom"], lab["env"]
+
+    def role(state, **variables):
+        play = [{"hosts": "localhost", "gather_facts": False, "connection": "local", "roles": [{
+            "role": "dra.gpu.workload_migration", "vars": dict({
+                "workload_migration_state": state, "workload_migration_device_class": share_lab.CLASS,
+                "workload_migration_timeout": 120,
+                "workload_migration_workloads": [{"namespace": ns, "name": "llm"}]}, **variables)}]}]
+        rc, report, stderr = run_playbook(play, env=env)
+        results = dict((name.split(" : ", 1)[-1], result) for name, result in task_results(report))
+        return rc, results, stderr
+
+    rc, results, stderr = role("migrated", workload_migration_memory="12Gi")
+    assert rc == 0, (stderr[-2000:], [r.get("msg") for r in results.values() if r.get("failed")])
+    moved = results["Bring this workload to its state, migrated: Deployment %s/llm" % ns]
+    assert moved["claim"]["memory"] == "12Gi" and [p["consumed"] for p in moved["pods"]] == [[{"memory": "12Gi"}]] * 2
+    # two 12Gi shares do not fit one L4 (23034Mi): the scheduler put them on two
+    assert len(set(d for p in moved["pods"] for d in p["devices"])) == 2, moved["pods"]
+    rc, results, stderr = role("reverted")
+    assert rc == 0, (stderr[-2000:], [r.get("msg") for r in results.values() if r.get("failed")])
+    assert running_on(core, ns) == ["node-a", "node-a"] and templates(custom, ns) == []
+    bad, results, _stderr = role("migrated", workload_migration_memory="12 GiB")
+    assert bad != 0 and "workload_migration_memory is '12 GiB', which is not a quantity" in " ".join(
+        str(r.get("msg")) for r in results.values() if r.get("failed"))
