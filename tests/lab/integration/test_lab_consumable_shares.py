@@ -2,9 +2,9 @@
 NVIDIA's 0.5.0 plugin publishes with ConsumableShares (compared with the real one by hand,
 docs/testing.md), and kube-scheduler packs claims onto one device by the capacity they ask for.
 
-One lab for the module (old_lab.start, 600 ports above the test lab), at the current release
-(DRAConsumableCapacity on), in plugin mode, with one node holding one A10 (23028Mi) and one L4
-(23034Mi); the mode changes with the kubelet-plugin DaemonSet, as a chart upgrade changes it.
+One lab for the module (old_lab.start, 800 ports above the test lab: tests/integration's second
+labs take 300 to 700), at the current release (DRAConsumableCapacity on), in plugin mode, with
+one node holding one A10 (23028Mi) and one L4 (23034Mi); the mode changes with the kubelet-plugin DaemonSet, as a chart upgrade changes it.
 The 1.35 case uses the test lab itself (DRAConsumableCapacity off there).
 """
 
@@ -33,8 +33,8 @@ A10 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A10'"
 
 
 def settings():
-    return {"port_base": int(os.environ.get("LAB_PORT_BASE", "26500")) + 600, "driver_mode": "plugin",
-            "topology": TOPOLOGY, "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-shares-" + VERSION)}
+    return {"port_base": int(os.environ.get("LAB_PORT_BASE", "26500")) + 800, "driver_mode": "plugin",
+            "topology": TOPOLOGY, "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-sim-shares-" + VERSION)}
 
 
 class Lab:
