@@ -48,6 +48,10 @@ DEFAULT_DRIVER = nvidia.DRA_DRIVER
 WORKLOAD_KEYS = ("name", "replicas", "memory", "model", "device_class")
 # Below this a memory figure is a slip (``memory: 4`` is four bytes), not a workload's need.
 MIN_MEMORY = 2 ** 20
+# ``memory: default``: a claim with no memory request, which gets what the device's request
+# policy gives by default (NVIDIA's ConsumableShares: the whole card in mode memory, nothing in
+# unlimited and N); the other answers then give each replica a device of its own.
+NO_REQUEST = "default"
 
 # The three strategies: which devices they use and whether one device holds several replicas.
 STRATEGIES = (
@@ -85,7 +89,10 @@ def _quantity_fix(value):
 
 
 def memory(label, value):
-    """A workload's memory as bytes; the message names the field and what to write."""
+    """A workload's memory as bytes (None for ``default``, no request); the message names the
+    field and what to write."""
+    if isinstance(value, str) and value.strip().lower() == NO_REQUEST:
+        return None
     if value is None or isinstance(value, (bool, dict, list)) or str(value).strip() == "":
         _raise("%s is missing; set the GPU memory one replica needs, e.g. 4Gi" % label)
     try:
@@ -206,8 +213,15 @@ def candidates(devices, kind):
                                         _compute_slices(c["profile"])))
 
 
+def _need(workload):
+    """What a replica asks for, in words."""
+    return workload["memory"] if workload["memory_bytes"] is not None else "no memory request (a device's default)"
+
+
 def _holds(rule, device, workload):
     """Replicas of ``workload`` one device can take under ``rule`` (0: it does not fit)."""
+    if workload["memory_bytes"] is None:
+        return 1
     if device["memory_bytes"] is None or device["memory_bytes"] < workload["memory_bytes"]:
         return 0
     return device["memory_bytes"] // workload["memory_bytes"] if rule["shares"] else 1
@@ -245,7 +259,7 @@ def reason(rule, workload, left, devices, used):
     if not free:
         return "all %s%s are allocated to claims" % (_count(len(published), noun), model)
     sized = [d["memory_bytes"] for d in free if d["memory_bytes"] is not None]
-    if not sized:
+    if not sized and workload["memory_bytes"] is not None:
         return "needs %s, and no free %s%s publishes its memory capacity" % (workload["memory"], noun[0], model)
     fitting = [d for d in free if _holds(rule, d, workload)]
     if not fitting:
@@ -259,8 +273,9 @@ def reason(rule, workload, left, devices, used):
         if holder not in holders and holder != workload["name"]:
             holders.append(holder)
     text = "%d of %d replicas left over: " % (left, workload["replicas"])
-    text += ("the 1 free %s%s with %s or more is full" % (noun[0], model, workload["memory"]) if len(fitting) == 1
-             else "all %d free %s%s with %s or more are full" % (len(fitting), noun[1], model, workload["memory"]))
+    enough = " with %s or more" % workload["memory"] if workload["memory_bytes"] is not None else ""
+    text += ("the 1 free %s%s%s is full" % (noun[0], model, enough) if len(fitting) == 1
+             else "all %d free %s%s%s are full" % (len(fitting), noun[1], model, enough))
     if holders:
         text += " (earlier workloads hold %s)" % ", ".join(holders)
     return text
@@ -270,13 +285,15 @@ def reason(rule, workload, left, devices, used):
 
 def _placement(rule, device, workload, replicas):
     entry = {"workload": workload["name"], "node": device["node"], "pool": device["pool"], "device": device["device"],
-             "model": device["model"], "memory": human_bytes(device["memory_bytes"]), "replicas": replicas}
+             "model": device["model"], "memory": human_bytes(device["memory_bytes"]) if device["memory_bytes"] else None,
+             "replicas": replicas}
     if rule["type"] == "mig":
         entry["profile"] = device["profile"]
     if rule["shares"]:
         # What to put in the claim's GpuConfig sharing.mpsConfig; MPS needs at least 1 percent.
-        entry["mps_config"] = {"defaultPinnedDeviceMemoryLimit": workload["memory"],
-                               "defaultActiveThreadPercentage": max(1, 100 // replicas)}
+        entry["mps_config"] = {"defaultActiveThreadPercentage": max(1, 100 // replicas)}
+        if workload["memory_bytes"] is not None:
+            entry["mps_config"]["defaultPinnedDeviceMemoryLimit"] = workload["memory"]
     return entry
 
 
@@ -365,8 +382,8 @@ class Shares:
         """What one claim of the workload consumes on the device (None: the allocator skips it)."""
         key = (device["signature"], workload["memory_bytes"])
         if key not in self._consumption:
-            self._consumption[key] = capacity_shares.consumption(self.capacities(device),
-                                                                 {"memory": workload["memory_bytes"]})
+            requests = {} if workload["memory_bytes"] is None else {"memory": workload["memory_bytes"]}
+            self._consumption[key] = capacity_shares.consumption(self.capacities(device), requests)
         return self._consumption[key]
 
     def class_keys(self, name):
@@ -410,9 +427,9 @@ def _shares_reason(workload, left, seen, sized):
         return "no %s is published%s" % (what, "" if workload["device_class"] else " (type gpu)")
     if not sized:
         return ("needs %s, which no %s takes: a request above a device's memory or its requestPolicy's "
-                "validRange.max is refused" % (workload["memory"], what))
-    return ("%d of %d replicas left over: no %s that takes %s has that much left (claims' consumedCapacity and "
-            "earlier workloads)" % (left, workload["replicas"], what, workload["memory"]))
+                "validRange.max is refused" % (_need(workload), what))
+    return ("%d of %d replicas left over: no %s has room left for one more claim of %s (claims' consumedCapacity "
+            "and earlier workloads)" % (left, workload["replicas"], what, _need(workload)))
 
 
 # The node orders memory_shares is planned in: the answer's, and two others as a check.

@@ -61,6 +61,10 @@ options:
       - The workloads to place, each a mapping with C(name) (required, unique), C(memory) (required, the GPU
         memory one replica needs as a Kubernetes quantity such as V(4Gi) or V(4G); V(4GB) is refused),
         C(replicas) (a whole number, default V(1)), C(model) (optional) and C(device_class) (optional).
+      - C(memory) V(default) is a claim with no memory request. V(memory_shares) then gives it what the device's
+        C(requestPolicy) gives by default (with NVIDIA's ConsumableShares the whole card in mode V(memory), nothing
+        of the memory in V(unlimited) and V(N), where one of the N C(shares) is still taken); the other answers
+        give each such replica a device of its own, of any size.
       - C(model) keeps only devices whose C(productName) attribute contains it, ignoring case, for example V(L4)
         or V(A100). A match that runs on into more digits does not count, so V(A10) does not match an A100 and
         V(L4) does not match an L40S.

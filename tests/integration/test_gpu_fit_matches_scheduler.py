@@ -84,8 +84,10 @@ def plan(kubeconfig, workloads):
 
 
 def template(custom, ns, workload):
-    request = {"deviceClassName": workload.get("device_class", "fit-gpu"),
-               "capacity": {"requests": {"memory": workload["memory"]}}}
+    """One claim per pod; ``memory: default`` asks for no memory at all."""
+    request = {"deviceClassName": workload.get("device_class", "fit-gpu")}
+    if workload["memory"] != "default":
+        request["capacity"] = {"requests": {"memory": workload["memory"]}}
     custom.create_namespaced_custom_object("resource.k8s.io", "v1", ns, "resourceclaimtemplates", {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": workload["name"]},
         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}}}})
@@ -176,13 +178,16 @@ def compare(result, outcome, allocated, workloads, per_node=True):
         assert len(refused) == left.get(workload["name"], 0), (workload, left, verdicts)
         assert all("cannot allocate all claims" in (v[2] or "") for v in refused), refused
     # claims per device, as a multiset (which node took them is the scheduler's choice)
-    cluster_devices, plan_devices = {}, {}
+    cluster_devices, plan_devices, consumed = {}, {}, {}
     for entry in allocated:
         key = (entry["pool"], entry["device"])
         cluster_devices[key] = cluster_devices.get(key, 0) + 1
         assert entry.get("shareID"), entry
-        planned_consumes = [p["consumes"] for p in shares["placements"] if p["workload"] == entry["workload"]][0]
-        assert entry["consumedCapacity"] == planned_consumes, (entry, planned_consumes)
+        consumed.setdefault(entry["workload"], set()).add(json.dumps(entry["consumedCapacity"], sort_keys=True))
+    planned_consumes = {}
+    for placement in shares["placements"]:
+        planned_consumes.setdefault(placement["workload"], set()).add(json.dumps(placement["consumes"], sort_keys=True))
+    assert consumed == planned_consumes
     for placement in shares["placements"]:
         key = (placement["pool"], placement["device"])
         plan_devices[key] = plan_devices.get(key, 0) + placement["replicas"]
@@ -238,3 +243,16 @@ def test_a_class_that_selects_only_l4(mix):
     for placement in result["strategies"]["memory_shares"]["placements"]:
         planned[(placement["workload"], placement["device"])] = placement["replicas"]
     assert cluster == planned
+
+
+def test_a_claim_without_a_memory_request_takes_a_whole_card(mix):
+    """NVIDIA's memory mode: the policy's default is the whole card. One 8Gi share first (the L4
+    class: one node, no choice), then seven claims asking for no memory: the five untouched cards
+    take one each, the shared card none, two are Unschedulable."""
+    kubeconfig, api, ns = mix
+    workloads = [{"name": "share", "memory": "8Gi", "replicas": 1, "device_class": "fit-l4"},
+                 {"name": "whole", "memory": "default", "replicas": 7}]
+    result = plan(kubeconfig, [dict(w, device_class=w.get("device_class", "fit-gpu")) for w in workloads])
+    assert [row["memory_shares"] for row in result["workloads"]] == [1, 5], result["workloads"]
+    outcome = run_mix(api, ns, workloads)
+    compare(result, outcome, allocations(api, ns), workloads, per_node=False)

@@ -285,8 +285,8 @@ def test_memory_shares_4gi_x40_five_per_card_as_the_allocator_counts():
     assert [p["device"] for p in shares["placements"] if p["node"] == "node-b"] == ["gpu-3", "gpu-2", "gpu-1", "gpu-0"]
     assert shares["placements"][0]["consumes"] == {"memory": "4Gi"} and shares["placements"][0]["shared"] is True
     assert result["unplaced"]["memory_shares"] == [{"workload": "inference", "replicas": 10, "requested": 40, "reason": (
-        "10 of 40 replicas left over: no device that takes 4Gi has that much left (claims' consumedCapacity and "
-        "earlier workloads)")}]
+        "10 of 40 replicas left over: no device has room left for one more claim of 4Gi (claims' consumedCapacity "
+        "and earlier workloads)")}]
     assert result["summary"].endswith(", 30 with memory shares (the scheduler's accounting)")
 
 
@@ -360,3 +360,17 @@ def test_memory_shares_skip_tainted_devices_as_the_allocator_does():
     slices[0]["spec"]["devices"][1]["taints"] = [{"key": "gpu.nvidia.com/unmonitored", "effect": "None"}]
     result = shares_fit([{"name": "inference", "memory": "4Gi", "replicas": 40}], slices=slices)
     assert "node-a/gpu-0" not in per_device(result) and per_device(result)["node-a/gpu-1"] == 5
+
+
+@pytest.mark.parametrize("mode, per_card, first_card", [
+    ("memory", {1}, 1),          # the default is the whole card
+    ("unlimited", {40}, 40),     # the default is nothing: every claim fits on the first card
+    ("3", {3}, 3),               # memory 0, but one of the card's 3 shares each
+])
+def test_memory_shares_without_a_memory_request_take_the_policy_default(mode, per_card, first_card):
+    result = shares_fit([{"name": "w", "memory": "default", "replicas": 40}], slices=shared_slices(mode))
+    counts = per_device(result)
+    assert set(counts.values()) == per_card and counts["node-a/gpu-0"] == first_card
+    # the other answers give a replica without a memory request a device of its own
+    assert [result["strategies"][name]["total"] for name in ("whole_gpu", "shared", "mig")] == [6, 6, 0]
+    assert result["strategies"]["shared"]["placements"][0]["mps_config"] == {"defaultActiveThreadPercentage": 100}
