@@ -165,6 +165,11 @@ class SmokeRun:
         except watch.WaitTimeout as exc:
             raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
         if verdict == "failed":
+            if not index and value.kind == "unschedulable":
+                message = value.details.get("scheduler_message")
+                free = self._free_shares(self.kube.slices(s.driver)[0])
+                raise SmokeFailure("unschedulable", "the first share cannot be placed: %s" % smoke.unschedulable_why(
+                    s.share_memory, free, message), scheduler_message=message)
             if index and value.kind == "unschedulable":
                 raise SmokeFailure("not_shared", "the device holding the first share of %s did not take a second "
                                    "one: %s. With the driver's ConsumableShares off each claim takes a whole GPU"

@@ -74,6 +74,17 @@ def test_two_8gi_claims_share_one_gpu_and_a_claim_above_every_free_share_is_unsc
     assert custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceclaims")["items"] == []
 
 
+def test_a_share_larger_than_every_gpu_is_refused_saying_what_is_free(shares_cluster):
+    _api, core, _apps, custom = share_lab.clients(shares_cluster)
+    ns = "smoke-share-" + uuid.uuid4().hex[:6]
+    result = smoke(shares_cluster, namespace=ns, share_memory="40Gi")
+    assert result.get("failed") and result["failure"] == "unschedulable", result
+    assert result["msg"].startswith("the first share cannot be placed: no GPU has 40Gi free: the largest free share "
+                                    "is 23034Mi (gpu-0 on node-b); the scheduler said: "), result["msg"]
+    assert "cannot allocate all claims" in result["scheduler_message"]
+    assert gone(core, ns) and custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceclaims")["items"] == []
+
+
 @pytest.fixture
 def three_l4_taken(shares_cluster):
     """Three of node-b's four L4s held whole (claims with no memory request take all of it in
