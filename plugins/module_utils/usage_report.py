@@ -26,7 +26,7 @@ DEVICE_HEADERS = ["device", "type", "model", "memory", "state", "claim", "holder
 # "What still fits": the memory one more claim can get, summed over the class's devices and on one device.
 CLASS_HEADERS = ["class", "free", "total matching", "free memory", "largest claim that fits", "free per node"]
 # Percent of the page's width per node-table column (device .. since): the same for every node.
-DEVICE_COLUMN_WIDTHS = (7, 5, 11, 12, 14, 20, 17, 14)
+DEVICE_COLUMN_WIDTHS = (7, 5, 11, 11, 13, 20, 17, 16)
 
 _CSS = """
 body{margin:0;background:#f5f6f8;color:#1d2330;
