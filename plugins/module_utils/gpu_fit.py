@@ -94,7 +94,8 @@ def memory(label, value):
     if isinstance(value, str) and value.strip().lower() == NO_REQUEST:
         return None
     if value is None or isinstance(value, (bool, dict, list)) or str(value).strip() == "":
-        _raise("%s is missing; set the GPU memory one replica needs, e.g. 4Gi" % label)
+        _raise("%s is missing; set the GPU memory one replica needs, e.g. 4Gi (or default: a claim with no memory "
+               "request)" % label)
     try:
         number = parse_quantity(value if isinstance(value, int) else str(value))
     except QuantityError:

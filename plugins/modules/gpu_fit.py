@@ -88,6 +88,8 @@ options:
     default: gpu.nvidia.com
 notes:
   - A pool left out because it is incomplete or invalid is listed in RV(ignored_pools).
+  - When a workload names a C(device_class) the module also lists DeviceClasses (get and list on
+    C(deviceclasses.resource.k8s.io)).
   - The greedy placement is a plan, not a promise; the scheduler places pods one by one and other claims may be
     allocated in between.
 """

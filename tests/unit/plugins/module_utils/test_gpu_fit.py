@@ -201,7 +201,11 @@ def test_plan_over_flat_devices_and_no_gpus():
      "4096Mi or 4G"),
     ([{"name": "a", "memory": 4}],
      "workloads[0].memory is 4, which Kubernetes reads as less than 1Mi; write it with a unit, e.g. 4Gi"),
-    ([{"name": "a"}], "workloads[0].memory is missing; set the GPU memory one replica needs, e.g. 4Gi"),
+    ([{"name": "a"}], "workloads[0].memory is missing; set the GPU memory one replica needs, e.g. 4Gi (or default: "
+                      "a claim with no memory request)"),
+    ([{"name": "a", "memory": "4Gi", "device_class": "Bad_Class"}],
+     "workloads[0].device_class is 'Bad_Class', which is not a valid DeviceClass name: use lowercase letters, digits, "
+     "'-' and '.', starting and ending with a letter or digit (e.g. gpu.example.com)"),
     ([{"name": "a", "memory": "0"}],
      "workloads[0].memory is 0; a replica needs more than 0 bytes of GPU memory, e.g. 4Gi"),
     ([{"memory": "4Gi"}], "workloads[0].name is missing; give each workload a name, e.g. web"),
