@@ -14,6 +14,7 @@ that any node choice gives the same counts (the plan says so: depends_on_node_ch
 a plan that rounded differently, ignored what claims consumed or a class's selectors would differ.
 """
 
+import contextlib
 import json
 import os
 import time
@@ -33,18 +34,27 @@ CLASSES = {
 DECIDED_TIMEOUT = 120
 
 
-def settings():
-    return {"port_base": int(os.environ.get("LAB_PORT_BASE", "26500")) + 560, "driver_mode": "always",
-            "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-%s-fit" % old_lab.NEW_VERSION)}
+def settings(mode="memory"):
+    # Two labs may be up at once (the module's memory lab while mode N's runs): ports of their own.
+    offset = 560 if mode == "memory" else 640
+    return {"port_base": int(os.environ.get("LAB_PORT_BASE", "26500")) + offset, "driver_mode": "always",
+            "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-%s-fit-%s" % (old_lab.NEW_VERSION, mode))}
 
 
 @pytest.fixture(scope="module")
 def shares_cluster():
     """The 1.37.2 lab in ConsumableShares ``memory`` mode with the two DeviceClasses; (kubeconfig, api)."""
+    with cluster("memory") as found:
+        yield found
+
+
+@contextlib.contextmanager
+def cluster(mode):
+    """A 1.37.2 lab whose simulated driver publishes ConsumableShares ``mode``, with the classes."""
     before = os.environ.get("LAB_CONSUMABLE_SHARES")
-    os.environ["LAB_CONSUMABLE_SHARES"] = "memory"
+    os.environ["LAB_CONSUMABLE_SHARES"] = mode
     try:
-        kubeconfig = old_lab.start(old_lab.NEW_VERSION, **settings())
+        kubeconfig = old_lab.start(old_lab.NEW_VERSION, **settings(mode))
     finally:
         if before is None:
             os.environ.pop("LAB_CONSUMABLE_SHARES")
@@ -62,7 +72,7 @@ def shares_cluster():
         assert len(devices) == 6 and all(d.get("allowMultipleAllocations") for d in devices), devices
         yield kubeconfig, api
     finally:
-        old_lab.stop(old_lab.NEW_VERSION, **settings())
+        old_lab.stop(old_lab.NEW_VERSION, **settings(mode))
 
 
 @pytest.fixture
@@ -256,3 +266,18 @@ def test_a_claim_without_a_memory_request_takes_a_whole_card(mix):
     assert [row["memory_shares"] for row in result["workloads"]] == [1, 5], result["workloads"]
     outcome = run_mix(api, ns, workloads)
     compare(result, outcome, allocations(api, ns), workloads, per_node=False)
+
+
+def test_mode_n_three_claims_per_card_whatever_their_memory():
+    """NVIDIA's mode N (3): memory as in unlimited, plus a shares capacity of 3 that each claim
+    takes one of, so three 1Gi claims fill a card; in a lab of its own (the mode is the driver's)."""
+    with cluster("3") as (kubeconfig, api):
+        core = client.CoreV1Api(api)
+        ns = "fit-" + uuid.uuid4().hex[:6]
+        core.create_namespace({"metadata": {"name": ns}})
+        workloads = [{"name": "tiny", "memory": "1Gi", "replicas": 20}]
+        result = plan(kubeconfig, workloads)
+        assert result["strategies"]["memory_shares"]["total"] == 18, result["strategies"]["memory_shares"]
+        assert result["strategies"]["memory_shares"]["placements"][0]["consumes"] == {"memory": "1Gi", "shares": "1"}
+        outcome = run_mix(api, ns, workloads)
+        compare(result, outcome, allocations(api, ns), workloads)
