@@ -8,7 +8,6 @@ the claim's capacity request."""
 import json
 
 import pytest
-from kubernetes import client
 
 import share_lab
 from conftest import (DEVICE_PLUGIN_LABEL, PAUSE, deployment, gpu_container, offered, on_node, run_module,

@@ -168,9 +168,9 @@ def test_memory_mode_packs_8gi_claims_two_per_card_and_then_refuses(lab, ns):
     found = allocations(lab, ns)
     # 2 x 8Gi fit in 22.5Gi, a third does not: two per card, on both cards
     assert sorted(found) == ["gpu-0", "gpu-1"] and [len(v) for v in found.values()] == [2, 2], found
-    shares = [share for entries in found.values() for share, _ in entries]
+    shares = [share for entries in found.values() for share, _consumed in entries]
     assert all(shares) and len(set(shares)) == 4
-    assert all(consumed == {"memory": "8Gi"} for entries in found.values() for _, consumed in entries)
+    assert all(consumed == {"memory": "8Gi"} for entries in found.values() for _share, consumed in entries)
     pods(lab, ns, "eight", ["p5"])
     message = [c for c in unschedulable(lab, ns, "p5")["status"]["conditions"] if c["type"] == "PodScheduled"][0]
     assert "cannot allocate all claims" in message["message"], message
@@ -202,7 +202,7 @@ def test_shares_mode_4_puts_four_claims_on_a_card(lab, ns):
     template(lab, ns, "share", selectors=[L4])
     pods(lab, ns, "share", ["s1", "s2", "s3", "s4"])
     running(lab, ns, ["s1", "s2", "s3", "s4"])
-    assert [consumed for _, consumed in allocations(lab, ns)["gpu-1"]] == [{"memory": "0", "shares": "1"}] * 4
+    assert [consumed for _share, consumed in allocations(lab, ns)["gpu-1"]] == [{"memory": "0", "shares": "1"}] * 4
     pods(lab, ns, "share", ["s5"])
     unschedulable(lab, ns, "s5")
 
@@ -214,7 +214,7 @@ def test_unlimited_mode_a_claim_without_a_request_consumes_nothing(lab, ns):
     template(lab, ns, "free", selectors=[L4])
     pods(lab, ns, "free", ["u1", "u2", "u3", "u4", "u5"])
     running(lab, ns, ["u1", "u2", "u3", "u4", "u5"])
-    assert [consumed for _, consumed in allocations(lab, ns)["gpu-1"]] == [{"memory": "0"}] * 5
+    assert [consumed for _share, consumed in allocations(lab, ns)["gpu-1"]] == [{"memory": "0"}] * 5
 
 
 def test_a_mode_without_the_gate_crash_loops_the_plugin_and_publishes_nothing(lab):

@@ -47,7 +47,7 @@ func SharesMode(mode string, gates map[string]bool) string {
 	return mode
 }
 
-// ApplyConsumableShares gives a device the shape the 0.5.0 plugin publishes in “mode“:
+// ApplyConsumableShares gives a device the shape the 0.5.0 plugin publishes in "mode":
 // allowMultipleAllocations, memory rounded down to a multiple of 1Mi with a requestPolicy
 // (memory: default the whole card, from 1Mi; unlimited and <N>: default 0, from 0; step 1Mi),
 // and for <N> a "shares" capacity of N (default 1, from 1 to N, step 1).
