@@ -1,24 +1,36 @@
-"""What the memory-share tests (test_consumable_shares*.py) share: a lab at the Kubernetes minor
-they need, the stand-in charts, and the two roles run as users run them.
+"""What the memory-share tests share: labs at the Kubernetes minor they need, the stand-in charts,
+and the roles run as users run them.
 
-The test lab runs 1.35.4 (where the mode must be refused); the tests of what 1.36+ serves start a
-lab beside it at old_lab.NEW_VERSION in driver mode plugin (the gpu_operator role installs the
-stand-in DRA chart, whose kubelet-plugin pods make the simulated nodes publish), unless the test
-lab already runs a minor that fits. A lab started here is stopped when the module ends.
+The test lab runs 1.35.4 (where memory shares must be refused); the tests of what 1.36+ serves
+start a lab beside it at old_lab.NEW_VERSION (1.37.2, built by run-apiserver-lab.sh), either
+- in driver mode plugin (lab_at: the gpu_operator role installs the stand-in DRA chart, whose
+  kubelet-plugin pods make the simulated nodes publish), unless the test lab already runs a minor
+  that fits; or
+- in driver mode always with a ConsumableShares mode (started: every GPU published with
+  allowMultipleAllocations and a request policy on memory, as NVIDIA's plugin, main at 95932046
+  taken as 0.5.0, publishes it), with a DeviceClass of the tests' own (share_class).
+A lab started here is stopped when the test module (or the ``with`` block) ends.
 """
 
 import contextlib
 import os
 import subprocess
 import sys
+import uuid
 
 from kubernetes import client, config
 
 import old_lab
 from conftest import run_playbook, task_results
+from waiting import wait_for_object
 
 CHART_REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "charts", "chart_repo.py")
 MANAGED = "app.kubernetes.io/managed-by=dra.gpu.gpu_sharing"
+# A class of our own (no extendedResourceName: pods that keep nvidia.com/gpu are not served by DRA).
+CLASS = "lab-it-share-gpu"
+CLASS_BODY = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": CLASS},
+              "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
+                                                            "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}
 
 
 def minor(api):
@@ -41,9 +53,43 @@ def lab_at(api, version, offset, fits):
         old_lab.stop(version, **settings)
 
 
+@contextlib.contextmanager
+def started(name, offset=600, k8s_version=None, shares="memory"):
+    """A lab in driver mode always publishing ConsumableShares ``shares``, ``offset`` ports above the
+    test lab; yields its kubeconfig and stops it afterwards."""
+    k8s_version = k8s_version or old_lab.NEW_VERSION
+    settings = {"port_base": int(os.environ.get("LAB_PORT_BASE", "26500")) + offset, "driver_mode": "always",
+                "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-%s-%s" % (name, k8s_version)),
+                "consumable_shares": shares}
+    kubeconfig = old_lab.start(k8s_version, **settings)
+    try:
+        yield kubeconfig
+    finally:
+        old_lab.stop(k8s_version, **settings)
+
+
+def namespace(core, prefix):
+    """A new namespace with its default service account (pods need it)."""
+    name = prefix + uuid.uuid4().hex[:6]
+    core.create_namespace({"metadata": {"name": name}})
+    wait_for_object(core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
+                    "the default service account in " + name, timeout=30, namespace=name)
+    return name
+
+
+def share_class(custom):
+    """Create CLASS (if missing); return its name."""
+    try:
+        custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", CLASS_BODY)
+    except client.exceptions.ApiException as exc:
+        if exc.status != 409:
+            raise
+    return CLASS
+
+
 def clients(kubeconfig):
     api = config.new_client_from_config(kubeconfig)
-    return client.CoreV1Api(api), client.AppsV1Api(api), client.CustomObjectsApi(api)
+    return api, client.CoreV1Api(api), client.AppsV1Api(api), client.CustomObjectsApi(api)
 
 
 def build_charts(directory):
@@ -79,7 +125,7 @@ def operator_vars(charts, **extra):
 def cluster_state(kubeconfig):
     """What either role could change: DeviceClasses, ResourceClaimTemplates, node labels and
     annotations, Helm releases (their secrets), DaemonSets and namespaces."""
-    core, apps, custom = clients(kubeconfig)
+    _api, core, apps, custom = clients(kubeconfig)
     classes = custom.list_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses")["items"]
     templates = custom.list_cluster_custom_object("resource.k8s.io", "v1", "resourceclaimtemplates")["items"]
     return {

@@ -43,13 +43,13 @@ def operator(lab, charts):
     run_role(lab, "dra.gpu.gpu_sharing", {"gpu_sharing_state": "absent"})
     rc, results, failed = run_role(lab, "dra.gpu.gpu_operator", operator_vars(charts, gpu_operator_state="absent"))
     assert rc == 0, failed
-    _core, _apps, custom = clients(lab)
+    _api, _core, _apps, custom = clients(lab)
     wait_until_gone(slices_lister(custom), lambda s: s["spec"]["driver"] == DRIVER, "the driver's slices", timeout=90)
 
 
 @pytest.fixture(scope="module")
 def team(lab):
-    core, _apps, _custom = clients(lab)
+    _api, core, _apps, _custom = clients(lab)
     name = "it-team-" + uuid.uuid4().hex[:6]
     core.create_namespace({"metadata": {"name": name}})
     wait_for_object(core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
@@ -86,7 +86,7 @@ def test_gpu_operator_installs_driver_0_5_with_the_gate_and_mode(lab, operator):
     assert dra["values"]["consumableShares"] == "memory"
     assert dra["values"]["featureGates"] == {"ConsumableShares": True}
     assert any("scheduler accounting" in note and "MPS does not" in note for note in plan["notes"])
-    _core, apps, custom = clients(lab)
+    _api, _core, apps, custom = clients(lab)
     daemonset = apps.read_namespaced_daemon_set(plan["plugin"]["daemonset"], plan["plugin"]["namespace"])
     gpus = [c for c in daemonset.spec.template.spec.containers if c.name == "gpus"][0]
     env = {e.name: e.value for e in gpus.env}
@@ -106,7 +106,7 @@ def test_gpu_operator_runs_again_without_a_change(lab, charts, operator):
 
 
 def test_gpu_sharing_makes_the_memory_class_and_template_and_pods_pack_by_memory(lab, operator, team):
-    core, _apps, custom = clients(lab)
+    _api, core, _apps, custom = clients(lab)
     variables = {"gpu_sharing_classes": [MEMORY_CLASS],
                  "gpu_sharing_claim_templates": [{"name": "gpu-8gi", "namespace": team, "class": "it-gpu-memory",
                                                   "memory": "8Gi"}]}
@@ -159,7 +159,7 @@ def test_gpu_sharing_makes_the_memory_class_and_template_and_pods_pack_by_memory
 
 
 def test_mps_is_refused_while_the_driver_shares_by_memory(lab, operator):
-    _core, _apps, custom = clients(lab)
+    _api, _core, _apps, custom = clients(lab)
     before = class_names(custom)
     rc, results, failed = run_role(lab, "dra.gpu.gpu_sharing", {"gpu_sharing_classes": [
         MEMORY_CLASS, {"name": "it-mps", "strategy": "mps"}]})

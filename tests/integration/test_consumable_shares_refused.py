@@ -34,7 +34,7 @@ def charts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def team_namespace(lab):
-    core, _apps, _custom = clients(lab)
+    _api, core, _apps, _custom = clients(lab)
     name = "it-shares-" + uuid.uuid4().hex[:6]
     core.create_namespace({"metadata": {"name": name}})
     yield name
@@ -43,7 +43,7 @@ def team_namespace(lab):
 
 def test_the_api_server_really_drops_what_memory_shares_need(lab, team_namespace):
     """The premise of the refusal, seen on this server: a template's memory request is gone."""
-    _core, _apps, custom = clients(lab)
+    _api, _core, _apps, custom = clients(lab)
     template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu-8gi"},
                 "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
                     "deviceClassName": "gpu.nvidia.com", "capacity": {"requests": {"memory": "8Gi"}}}}]}}}}

@@ -51,15 +51,7 @@ def shares_cluster():
 @contextlib.contextmanager
 def cluster(mode):
     """A 1.37.2 lab whose simulated driver publishes ConsumableShares ``mode``, with the classes."""
-    before = os.environ.get("LAB_CONSUMABLE_SHARES")
-    os.environ["LAB_CONSUMABLE_SHARES"] = mode
-    try:
-        kubeconfig = old_lab.start(old_lab.NEW_VERSION, **settings(mode))
-    finally:
-        if before is None:
-            os.environ.pop("LAB_CONSUMABLE_SHARES")
-        else:
-            os.environ["LAB_CONSUMABLE_SHARES"] = before
+    kubeconfig = old_lab.start(old_lab.NEW_VERSION, consumable_shares=mode, **settings(mode))
     try:
         api = config.new_client_from_config(kubeconfig)
         custom = client.CustomObjectsApi(api)

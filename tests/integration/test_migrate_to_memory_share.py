@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-import share_lab
+import shares_lab
 from conftest import (DEVICE_PLUGIN_LABEL, PAUSE, deployment, gpu_container, offered, on_node, run_module,
                       run_playbook, task_results)
 from waiting import wait_for_object
@@ -19,7 +19,7 @@ ANNOTATION = "dra.gpu/gpu-migration"
 
 @pytest.fixture(scope="module")
 def shares_cluster():
-    with share_lab.started("migrate-share") as kubeconfig:
+    with shares_lab.started("migrate-share") as kubeconfig:
         yield kubeconfig
 
 
@@ -27,9 +27,9 @@ def shares_cluster():
 def on_device_plugin(shares_cluster):
     """Namespace, share class and Deployment llm (2 replicas, nvidia.com/gpu: 1 each) running on
     node-a's device plugin; node-b publishes its four L4s as shares."""
-    api, core, apps, custom = share_lab.clients(shares_cluster)
-    ns = share_lab.namespace(core, "it-share-")
-    share_lab.share_class(custom)
+    api, core, apps, custom = shares_lab.clients(shares_cluster)
+    ns = shares_lab.namespace(core, "it-share-")
+    shares_lab.share_class(custom)
     plugin = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
               "spec": {"selector": {"matchLabels": DEVICE_PLUGIN_LABEL},
                        "template": {"metadata": {"labels": DEVICE_PLUGIN_LABEL},
@@ -61,19 +61,19 @@ def test_a_deployment_moves_to_8gi_shares_of_one_gpu_and_back(on_device_plugin):
     ns, core, apps, custom, env = lab["ns"], lab["core"], lab["apps"], lab["custom"], lab["env"]
     before = apps.read_namespaced_deployment("llm", ns).to_dict()
     assert running_on(core, ns) == ["node-a", "node-a"]
-    args = {"name": "llm", "namespace": ns, "device_class": share_lab.CLASS, "memory": "8Gi", "timeout": 120}
+    args = {"name": "llm", "namespace": ns, "device_class": shares_lab.CLASS, "memory": "8Gi", "timeout": 120}
 
     preview = run_module("dra.gpu.gpu_workload_migrate", args, check_mode=True, diff=True, env=env)
     assert preview.get("changed") and not preview.get("failed"), preview
     [diff] = preview["diff"] if isinstance(preview["diff"], list) else [preview["diff"]]
     assert diff["after"]["claim"]["spec"]["spec"]["devices"]["requests"] == [
-        {"name": "main", "exactly": {"deviceClassName": share_lab.CLASS, "capacity": {"requests": {"memory": "8Gi"}}}}]
+        {"name": "main", "exactly": {"deviceClassName": shares_lab.CLASS, "capacity": {"requests": {"memory": "8Gi"}}}}]
     assert apps.read_namespaced_deployment("llm", ns).metadata.generation == before["metadata"]["generation"]
     assert templates(custom, ns) == []
 
     done = run_module("dra.gpu.gpu_workload_migrate", args, env=env)
     assert done.get("changed") and not done.get("failed"), done.get("msg")
-    assert done["claim"] == {"kind": "ResourceClaimTemplate", "name": "llm-gpu", "device_class": share_lab.CLASS,
+    assert done["claim"] == {"kind": "ResourceClaimTemplate", "name": "llm-gpu", "device_class": shares_lab.CLASS,
                              "memory": "8Gi"}
     assert [(p["node"], p["ready"], p["allocated"], p["consumed"]) for p in done["pods"]] == \
         [("node-b", True, True, [{"memory": "8Gi"}])] * 2, done["pods"]
@@ -104,7 +104,7 @@ def test_shares_no_device_allows_and_two_cards_are_refused_before_anything_chang
     lab = on_device_plugin
     ns, apps, custom, env = lab["ns"], lab["apps"], lab["custom"], lab["env"]
     generation = apps.read_namespaced_deployment("llm", ns).metadata.generation
-    args = {"name": "llm", "namespace": ns, "device_class": share_lab.CLASS}
+    args = {"name": "llm", "namespace": ns, "device_class": shares_lab.CLASS}
     too_big = run_module("dra.gpu.gpu_workload_migrate", dict(args, memory="24Gi"), env=env)
     assert too_big.get("failed") and not too_big.get("changed"), too_big
     # node-a's A10s are withheld while its device plugin runs: only node-b's L4s are published.
@@ -121,13 +121,13 @@ def test_shares_no_device_allows_and_two_cards_are_refused_before_anything_chang
 
 
 def test_on_1_35_the_share_is_refused_because_the_api_server_drops_it():
-    with share_lab.started("migrate-share", offset=650, k8s_version="1.35.4") as kubeconfig:
-        _api, core, apps, custom = share_lab.clients(kubeconfig)
-        ns = share_lab.namespace(core, "it-share-")
-        share_lab.share_class(custom)
+    with shares_lab.started("migrate-share", offset=650, k8s_version="1.35.4") as kubeconfig:
+        _api, core, apps, custom = shares_lab.clients(kubeconfig)
+        ns = shares_lab.namespace(core, "it-share-")
+        shares_lab.share_class(custom)
         apps.create_namespaced_deployment(ns, deployment("llm", {"containers": [gpu_container(1)]}, 1))
         refused = run_module("dra.gpu.gpu_workload_migrate", {"name": "llm", "namespace": ns, "memory": "8Gi",
-                                                              "device_class": share_lab.CLASS},
+                                                              "device_class": shares_lab.CLASS},
                              env={"KUBECONFIG": kubeconfig})
         assert refused.get("failed") and not refused.get("changed"), refused
         assert "memory 8Gi cannot be asked for here: this API server (v1.35.4) drops a claim's capacity requests" \
@@ -146,7 +146,7 @@ def test_the_role_moves_a_workload_to_the_share_it_is_given_and_back(on_device_p
     def role(state, **variables):
         play = [{"hosts": "localhost", "gather_facts": False, "connection": "local", "roles": [{
             "role": "dra.gpu.workload_migration", "vars": dict({
-                "workload_migration_state": state, "workload_migration_device_class": share_lab.CLASS,
+                "workload_migration_state": state, "workload_migration_device_class": shares_lab.CLASS,
                 "workload_migration_timeout": 120,
                 "workload_migration_workloads": [{"namespace": ns, "name": "llm"}]}, **variables)}]}]
         rc, report, stderr = run_playbook(play, env=env)

@@ -11,7 +11,7 @@ import uuid
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-import share_lab
+import shares_lab
 from conftest import PAUSE, run_module, run_playbook, task_results
 from waiting import wait_for_object
 
@@ -20,9 +20,9 @@ L4 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'"
 
 @pytest.fixture(scope="module")
 def shares_cluster():
-    with share_lab.started("smoke-share", offset=700) as kubeconfig:
-        _api, _core, _apps, custom = share_lab.clients(kubeconfig)
-        share_lab.share_class(custom)
+    with shares_lab.started("smoke-share", offset=700) as kubeconfig:
+        _api, _core, _apps, custom = shares_lab.clients(kubeconfig)
+        shares_lab.share_class(custom)
         yield kubeconfig
 
 
@@ -35,7 +35,7 @@ def gone(core, name):
 
 
 def smoke(kubeconfig, **args):
-    return run_module("dra.gpu.claim_smoke_check", dict({"device_class": share_lab.CLASS, "timeout": 90}, **args),
+    return run_module("dra.gpu.claim_smoke_check", dict({"device_class": shares_lab.CLASS, "timeout": 90}, **args),
                       env={"KUBECONFIG": kubeconfig})
 
 
@@ -55,7 +55,7 @@ def check_two_shares(result, memory="8Gi"):
 
 
 def test_two_8gi_claims_share_one_gpu_and_a_claim_above_every_free_share_is_unschedulable(shares_cluster):
-    _api, core, _apps, custom = share_lab.clients(shares_cluster)
+    _api, core, _apps, custom = shares_lab.clients(shares_cluster)
     ns = "smoke-share-" + uuid.uuid4().hex[:6]
     result = smoke(shares_cluster, namespace=ns, share_memory="8Gi")
     assert not result.get("failed"), result.get("msg")
@@ -75,7 +75,7 @@ def test_two_8gi_claims_share_one_gpu_and_a_claim_above_every_free_share_is_unsc
 
 
 def test_a_share_larger_than_every_gpu_is_refused_saying_what_is_free(shares_cluster):
-    _api, core, _apps, custom = share_lab.clients(shares_cluster)
+    _api, core, _apps, custom = shares_lab.clients(shares_cluster)
     ns = "smoke-share-" + uuid.uuid4().hex[:6]
     result = smoke(shares_cluster, namespace=ns, share_memory="40Gi")
     assert result.get("failed") and result["failure"] == "unschedulable", result
@@ -89,12 +89,12 @@ def test_a_share_larger_than_every_gpu_is_refused_saying_what_is_free(shares_clu
 def three_l4_taken(shares_cluster):
     """Three of node-b's four L4s held whole (claims with no memory request take all of it in
     memory mode) by pods of a namespace of their own."""
-    _api, core, apps, custom = share_lab.clients(shares_cluster)
-    ns = share_lab.namespace(core, "it-hog-")
+    _api, core, apps, custom = shares_lab.clients(shares_cluster)
+    ns = shares_lab.namespace(core, "it-hog-")
     custom.create_namespaced_custom_object("resource.k8s.io", "v1", ns, "resourceclaimtemplates", {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "whole-l4"},
         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-            "deviceClassName": share_lab.CLASS, "selectors": [{"cel": {"expression": L4}}]}}]}}}})
+            "deviceClassName": shares_lab.CLASS, "selectors": [{"cel": {"expression": L4}}]}}]}}}})
     labels = {"app": "hog"}
     apps.create_namespaced_deployment(ns, {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hog"},
@@ -125,7 +125,7 @@ def test_the_claim_too_large_is_sized_by_what_the_shares_left_when_the_other_gpu
 def test_the_role_runs_the_share_test_and_reports_it(shares_cluster):
     play = [{"hosts": "localhost", "gather_facts": False, "connection": "local", "roles": [{
         "role": "dra.gpu.smoke_test", "vars": {
-            "smoke_test_device_class": share_lab.CLASS, "smoke_test_share_memory": "4Gi",
+            "smoke_test_device_class": shares_lab.CLASS, "smoke_test_share_memory": "4Gi",
             "smoke_test_wait_node_selector": "", "smoke_test_timeout": 90,
             "smoke_test_namespace": "smoke-share-" + uuid.uuid4().hex[:6]}}]}]
     rc, report, stderr = run_playbook(play, env={"KUBECONFIG": shares_cluster})
@@ -137,9 +137,9 @@ def test_the_role_runs_the_share_test_and_reports_it(shares_cluster):
 
 
 def test_without_shares_published_the_second_claim_is_refused_by_the_scheduler():
-    with share_lab.started("smoke-no-share", offset=650, shares="disabled") as kubeconfig:
-        _api, core, _apps, custom = share_lab.clients(kubeconfig)
-        share_lab.share_class(custom)
+    with shares_lab.started("smoke-no-share", offset=650, shares="disabled") as kubeconfig:
+        _api, core, _apps, custom = shares_lab.clients(kubeconfig)
+        shares_lab.share_class(custom)
         ns = "smoke-share-" + uuid.uuid4().hex[:6]
         result = smoke(kubeconfig, namespace=ns, share_memory="8Gi", timeout=60)
         assert result.get("failed") and result["failure"] == "not_shared", result
@@ -150,9 +150,9 @@ def test_without_shares_published_the_second_claim_is_refused_by_the_scheduler()
 
 
 def test_on_1_35_the_share_test_is_refused_before_anything_is_made():
-    with share_lab.started("smoke-share", offset=650, k8s_version="1.35.4") as kubeconfig:
-        _api, core, _apps, custom = share_lab.clients(kubeconfig)
-        share_lab.share_class(custom)
+    with shares_lab.started("smoke-share", offset=650, k8s_version="1.35.4") as kubeconfig:
+        _api, core, _apps, custom = shares_lab.clients(kubeconfig)
+        shares_lab.share_class(custom)
         ns = "smoke-share-" + uuid.uuid4().hex[:6]
         result = smoke(kubeconfig, namespace=ns, share_memory="8Gi")
         assert result.get("failed") and result["failure"] == "capacity_dropped", result

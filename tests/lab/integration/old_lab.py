@@ -21,9 +21,11 @@ NEW_VERSION = "1.37.2"
 LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
 
 
-def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base=None, driver_mode=None):
+def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base=None, driver_mode=None,
+            consumable_shares=None):
     """The environment of ``lab.py`` for such a lab. ``version`` None: the test lab's own;
-    ``topology`` None: the default one."""
+    ``topology`` None: the default one; ``consumable_shares`` (driver mode always): the
+    ConsumableShares mode its simulated driver publishes (LAB_CONSUMABLE_SHARES), None for none."""
     base = port_base or int(os.environ.get("LAB_PORT_BASE", "26500")) + (400 if without_dra else 300)
     env = dict(os.environ)
     test_lab = os.environ.get("LAB_STATE_DIR") or os.path.join(ROOT, ".lab", "test")
@@ -34,6 +36,9 @@ def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base
     if version:
         env["LAB_K8S_VERSION"] = version
     env.pop("LAB_TOPOLOGY", None)
+    env.pop("LAB_CONSUMABLE_SHARES", None)
+    if consumable_shares:
+        env["LAB_CONSUMABLE_SHARES"] = consumable_shares
     if topology:
         env["LAB_TOPOLOGY"] = topology
     return env
@@ -41,7 +46,7 @@ def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base
 
 def start(version, without_dra=False, **settings):
     """Start the lab (building that version first if the cache lacks it); return its kubeconfig.
-    ``settings``: lab_env's topology, state_dir, port_base, driver_mode."""
+    ``settings``: lab_env's topology, state_dir, port_base, driver_mode, consumable_shares."""
     env = lab_env(version, without_dra, **settings)
     proc = subprocess.run(LAB + ["up"], env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
