@@ -1,6 +1,7 @@
 """A watch-based wait for integration tests: list once, then watch until a predicate holds."""
 
 import json
+import os
 import time
 
 from kubernetes import watch
@@ -59,3 +60,24 @@ def wait_until_gone(list_fn, predicate, description, timeout=60, **kwargs):
                     break
         except Exception:  # noqa: BLE001
             pass
+
+
+def wait_for_log_line(path, text, description, timeout=30):
+    """The last line of the file at ``path`` containing ``text``, once one is there.
+
+    A process's log file has no watch: this re-reads the file when it has grown, every tenth of a
+    second, up to ``timeout`` seconds. For what a process logs right after an API call the test
+    also sees (the call's effect can arrive first)."""
+    deadline = time.monotonic() + timeout
+    size = -1
+    while True:
+        current = os.path.getsize(path) if os.path.exists(path) else 0
+        if current != size:
+            size = current
+            with open(path) as handle:
+                found = [line for line in handle if text in line]
+            if found:
+                return found[-1]
+        if time.monotonic() >= deadline:
+            raise WaitTimeout("timed out after %ss waiting for %s in %s" % (timeout, description, path))
+        time.sleep(0.1)

@@ -18,7 +18,7 @@ from kubernetes import client, config
 
 import old_lab
 from conftest import PLUGIN_LABEL
-from waiting import wait_for_object, wait_until_gone
+from waiting import wait_for_log_line, wait_for_object, wait_until_gone
 
 DRIVER = "gpu.nvidia.com"
 NODE = "gpu-shared"
@@ -253,8 +253,9 @@ def test_on_1_35_the_api_server_drops_the_fields_and_the_plugin_goes_on(api, cus
         assert device["attributes"]["resource.kubernetes.io/numaNode"] == {"int": 0}
     log = os.path.join(os.environ.get("LAB_STATE_DIR") or os.path.join(old_lab.ROOT, ".lab", "test"), "run",
                        "simulator.log")
-    with open(log) as handle:
-        dropped = [line for line in handle if 'pool "node-a": some fields were dropped by the apiserver' in line]
-    assert dropped and "DRAConsumableCapacity" in dropped[-1]
+    # The simulator logs it once the API server has answered, which the slice's watchers may see first.
+    dropped = wait_for_log_line(log, 'pool "node-a": some fields were dropped by the apiserver',
+                                "the simulator's note of the dropped fields", timeout=30)
+    assert "DRAConsumableCapacity" in dropped
     apps.delete_namespaced_daemon_set("shares-on-a", namespace, propagation_policy="Foreground")
     wait_until_gone(node_a, lambda s: s["spec"].get("nodeName") == "node-a", "node-a's slices", timeout=60)
