@@ -1,4 +1,4 @@
-"""`lab.py build|up|down|restart|status|env|mirror|node-up|node-down|node-env`: the one command line
+"""`lab.py build|up|down|restart|status|fault|env|mirror|node-up|node-down|node-env`: the one command line
 behind the Make targets, for both labs (labctl.apiserver, labctl.nodes)."""
 
 import argparse
@@ -8,6 +8,7 @@ import time
 
 from labctl import gobuild, paths
 from labctl.apiserver import build, cluster, config
+from labctl.apiserver.sim import health
 from labctl.apiserver.processes import ComponentDied
 from labctl.nodes import lab as node_lab, machine as node_machine, mirror
 
@@ -28,6 +29,20 @@ def _mirror(args):
     return 0
 
 
+def _fault(cfg, args):
+    # `fault node-a gpu-lost`: the one event without a device comes as the second word.
+    event, device = (args.device, None) if args.event is None else (args.event, args.device)
+    # Imported here: it needs the kubernetes client, which `lab.py build` does not.
+    from labctl.apiserver import fault  # pylint: disable=import-outside-toplevel
+    try:
+        events = fault.inject(cfg, args.node, event, device, clear=args.clear)
+    except health.FaultError as exc:
+        print("lab: error: %s" % exc, file=sys.stderr)
+        return 2
+    print("lab: node %s: %d health event(s) injected" % (args.node, len(events)), file=sys.stderr)
+    return 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="lab.py", description="The dra.gpu lab: a real Kubernetes "
                                      "control plane with simulated NVIDIA GPU nodes.")
@@ -41,6 +56,13 @@ def main(argv):
                                 help="kube-apiserver only: keep its RBAC storage unreachable this long after "
                                      "the restart (the authorizer's warm-up window, held open for tests)")
     sub.add_parser("status", help="show each component; exit 1 if one is down, 3 if never started")
+    fault_parser = sub.add_parser("fault", help="inject an NVML health event on a simulated GPU (NVIDIA's "
+                                  "health taints follow when the plugin's NVMLDeviceHealthCheck gate is on)")
+    fault_parser.add_argument("node")
+    fault_parser.add_argument("device", nargs="?", help="gpu-2, or a MIG device's name (not for gpu-lost)")
+    fault_parser.add_argument("event", nargs="?", help="xid=<number>, gpu-lost or unmonitored")
+    fault_parser.add_argument("--clear", action="store_true",
+                              help="forget the node's events, as a restart of NVIDIA's kubelet plugin does")
     mirror_parser = sub.add_parser("mirror", help="build the node lab's apt mirror of kubeadm, kubelet, kubectl")
     mirror_parser.add_argument("--versions", nargs="+", default=DEFAULT_MIRROR_VERSIONS)
     mirror_parser.add_argument("--root", default=os.path.join(os.path.dirname(paths.state_dir()), "mirror"))
@@ -76,6 +98,8 @@ def main(argv):
             return cluster.status(cfg)
         if args.command == "mirror":
             return _mirror(args)
+        if args.command == "fault":
+            return _fault(cfg, args)
         if args.command == "env":
             print("\n".join(cluster.env_lines(cfg, args.venv_bin)))
             return 0

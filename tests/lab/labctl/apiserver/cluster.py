@@ -27,6 +27,9 @@ CONTROLLERS = (
     "statefulset-controller", "job-controller", "cronjob-controller", "ttl-after-finished-controller",
     "disruption-controller", "pod-garbage-collector-controller", "endpointslice-controller",
     "resourcequota-controller",
+    # Evicts the pods of devices tainted NoExecute (a DeviceTaintRule, or a slice's taint):
+    # what takes a GPU out of service in a 1.37 cluster (issue 30). Idle without device taints.
+    "device-taint-eviction-controller",
 )
 
 

@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config as kube_config, watch
 from kubernetes.client.exceptions import ApiException
 
-from labctl.apiserver.sim import compute_domain, gpus, opaque, pool, probe, report
+from labctl.apiserver.sim import compute_domain, gpus, health, opaque, pool, probe, report
 
 LOG = logging.getLogger("labsim")
 
@@ -288,6 +288,9 @@ class Simulator:
         self.prepared_claims_of_pod = {}
         self.prepare_failed = set()
         self.pod_ips = {}
+        # node -> the NVML health events injected there (lab.py fault), which the running
+        # plugin turns into device taints while its NVMLDeviceHealthCheck gate is on
+        self.health_events = {}
         self.lock = threading.Lock()
         self.stop = threading.Event()
 
@@ -304,7 +307,18 @@ class Simulator:
             return compute_domain.devices()
         node = self.nodes[node_name]
         settings = self._settings(node_name)
-        return gpus.driver_devices(node["devices"], node["gpus"], settings["shares"], settings["numa"])
+        devices = gpus.driver_devices(node["devices"], node["gpus"], settings["shares"], settings["numa"])
+        if self._checks_health(node_name):
+            devices = health.with_taints(devices, self.health_events.get(node_name) or [])
+        return devices
+
+    def _checks_health(self, node_name):
+        """Whether the node's GPU plugin runs NVIDIA's health checks: its gate
+        NVMLDeviceHealthCheck (always mode: on, as for a driver installed with it)."""
+        if self.driver_mode != "plugin":
+            return True
+        return any(node == node_name and self.plugin_gates.get(key, {}).get(health.GATE)
+                   for key, node in self.plugin_pods.items())
 
     def _settings(self, node_name):
         """How the GPU plugin on the node publishes (plugin_settings; always mode: LAB_CONSUMABLE_SHARES)."""
@@ -327,7 +341,8 @@ class Simulator:
         dropped = []
         for device in sent["devices"]:
             actual = by_name.get(device["name"])
-            if actual is not None and actual != device:
+            # The API server stamps a taint's timeAdded: that is no dropped field.
+            if actual is not None and health.without_time_added(actual) != health.without_time_added(device):
                 key = json.dumps(device, sort_keys=True)
                 if self.server_forms.get(key) != actual:
                     self.server_forms[key] = actual
@@ -347,8 +362,10 @@ class Simulator:
         devices = self._storable(self._devices(node_name, driver))
         if not devices:
             return
+        existing = self._slices_of(node_name, driver) if existing is None else existing
+        devices = health.copy_time_added(devices, existing)
         wanted = pool.chunks(pool.shuffled(devices))
-        steps = pool.plan(self._slices_of(node_name, driver) if existing is None else existing, wanted)
+        steps = pool.plan(existing, wanted)
         if not (steps["delete"] or steps["update"] or steps["create"]):
             return
         generation = steps["generation"]
@@ -654,6 +671,7 @@ class Simulator:
                 self.plugin_settings[key] = plugin_settings(pod)[0]
             else:
                 self.plugin_pods.pop(key, None)
+                self._forget_health_events(node_name)
                 self.plugin_gates.pop(key, None)
                 self.plugin_drivers.pop(key, None)
                 self.plugin_settings.pop(key, None)
@@ -952,6 +970,32 @@ class Simulator:
                 (self.both_allowed.add if allowed else self.both_allowed.discard)(name)
                 self._reconcile_node(name)
         self.follow_mig_config(node_obj)
+        self.follow_health_events(node_obj)
+
+    # ----- NVML health events (lab.py fault) ---------------------------------------------
+
+    def follow_health_events(self, node_obj):
+        """SIMULATED NVML events: the faults injected on the node (health.FAULTS_ANNOTATION)
+        become device taints, as NVIDIA's plugin publishes them, when they change."""
+        name = node_obj["metadata"]["name"]
+        events = health.read_events(node_obj["metadata"].get("annotations"))
+        with self.lock:
+            if events == self.health_events.get(name, []):
+                return
+            self.health_events[name] = events
+            LOG.info("node %s: %d NVML health event(s) injected", name, len(events))
+            if self._publishes(name):
+                self.publish(name)
+
+    def _forget_health_events(self, node_name):
+        """A plugin pod went away: NVIDIA's plugin keeps taints only in memory, so the next one
+        starts without them. The injected events are spent with it (annotation removed)."""
+        if not self.health_events.pop(node_name, None):
+            return
+        try:
+            self.core.patch_node(node_name, {"metadata": {"annotations": {health.FAULTS_ANNOTATION: None}}})
+        except ApiException as exc:
+            LOG.warning("node %s: could not remove the spent health events: %s", node_name, server_message(exc))
 
     # ----- the GPU Operator's MIG manager ------------------------------------------------
 
