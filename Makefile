@@ -34,7 +34,7 @@ TEST_NODE_LAB := NODE_LAB_STATE_DIR=$(CURDIR)/.lab/node-test NODE_LAB_NET=$(TEST
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts \
+.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts real-plugin \
         sanity lint units integration integration-apiserver integration-nodes benchmarks collection docs clean
 
 help: ## List the targets
@@ -135,6 +135,27 @@ real-charts: bootstrap ## Render NVIDIA's real charts with the role's values, ch
 	@eval "$$($(REAL_CHARTS_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
 	  $(VENV_BIN)/python tests/integration/real_charts.py --operator-repo "$(OPERATOR_REPO)" --dra-repo "$(DRA_REPO)" --lab; \
 	  code=$$?; $(REAL_CHARTS_LAB) $(LAB) down; exit $$code
+
+# NVIDIA's real kubelet plugin beside a lab (tests/lab/labctl/realplugin): built from checkouts
+# into the cache, never part of make test. The mirrors of this machine are the defaults where present.
+REAL_PLUGIN_DIR ?= $(CURDIR)/.lab/real-plugin
+REAL_PLUGIN_LAB := LAB_STATE_DIR=$(REAL_PLUGIN_DIR)/lab LAB_PORT_BASE=$${REAL_PLUGIN_PORT_BASE:-27900} LAB_DRIVER_MODE=plugin \
+                   LAB_K8S_VERSION=$${REAL_PLUGIN_K8S_VERSION:-1.37.2} LAB_TOPOLOGY=$(REAL_PLUGIN_DIR)/topology.yml
+REAL_PLUGIN_TOPOLOGIES := tests/lab/topologies/default.yml tests/lab/topologies/consumable-shares.yml tests/lab/topologies/mixed-mig.yml
+real-plugin: DRA_REPO ?= $(wildcard /work/.mirror/kubernetes-sigs+dra-driver-nvidia-gpu/repo)
+real-plugin: TEST_INFRA_REPO ?= $(wildcard /work/.mirror/NVIDIA+k8s-test-infra/repo)
+real-plugin: bootstrap ## NVIDIA's real gpu-kubelet-plugin (v0.4.1, main) on mock NVML publishes for lab nodes; compare with the simulator (root; DRA_REPO=DIR TEST_INFRA_REPO=DIR)
+	@test -n "$(DRA_REPO)" || { echo "real-plugin: set DRA_REPO to a git directory of kubernetes-sigs/dra-driver-nvidia-gpu (with tag v0.4.1 and main)"; exit 2; }
+	@test -n "$(TEST_INFRA_REPO)" || { echo "real-plugin: set TEST_INFRA_REPO to a git directory of NVIDIA/k8s-test-infra (pkg/gpu/mocknvml)"; exit 2; }
+	@test "$$(id -u)" = 0 || { echo "real-plugin: run as root (each plugin process gets its own mount namespace for a fake sysfs)"; exit 2; }
+	@mkdir -p $(REAL_PLUGIN_DIR)
+	@cd tests/lab && $(VENV_BIN)/python -m labctl.realplugin.run --union-topology $(REAL_PLUGIN_DIR)/topology.yml \
+	  $(addprefix --topology $(CURDIR)/,$(REAL_PLUGIN_TOPOLOGIES))
+	@$(REAL_PLUGIN_LAB) $(LAB) up
+	@eval "$$($(REAL_PLUGIN_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && cd tests/lab && \
+	  $(VENV_BIN)/python -m labctl.realplugin.run --dra-repo "$(DRA_REPO)" --test-infra-repo "$(TEST_INFRA_REPO)" \
+	  --out $(REAL_PLUGIN_DIR)/run $(addprefix --topology $(CURDIR)/,$(REAL_PLUGIN_TOPOLOGIES)); \
+	  code=$$?; cd $(CURDIR) && $(REAL_PLUGIN_LAB) $(LAB) down; exit $$code
 
 clean: lab-down node-lab-down ## Remove the virtualenv, lab state and build output (not the Go/binary cache)
 	@rm -rf $(VENV) .lab build tests/output
