@@ -8,7 +8,7 @@ import copy
 import yaml
 
 from labctl.apiserver.sim import gpus
-from labctl.realplugin import compare, mockroot
+from labctl.realplugin import cdicheck, compare, mockroot
 
 NODE = {"name": "gpu-shared", "gpus": [{"model": "A10"}, {"model": "L4"}]}
 NODE["devices"] = gpus.node_devices(NODE["name"], NODE["gpus"])
@@ -117,3 +117,40 @@ def test_the_mock_config_carries_the_simulators_figures():
                                 "pci": {"bus_id": "0000:20:00.0"}, "minor_number": 1}]
     assert "pcie_topology" not in data
     assert mockroot.bus_id(1) == ("0000:20:00.0", 0x1F)
+
+
+# --- cdicheck: NVIDIA's prepare answer and CDI spec against what the smoke test's container needs
+
+UID = "887071b8-d991-4596-946a-848fd1c0f570"
+RESULTS = [{"pool": "gpu-shared-a10", "device": "gpu-0", "request": "gpu", "driver": "gpu.nvidia.com"}]
+ANSWER = {"devices": [{"cdi_device_ids": ["k8s.gpu.nvidia.com/claim=%s-gpu-0" % UID], "device_name": "gpu-0",
+                       "pool_name": "gpu-shared-a10", "request_names": ["gpu"]}]}
+
+
+def _spec(paths):
+    return {"cdiVersion": "0.5.0", "kind": "k8s.gpu.nvidia.com/claim",
+            "devices": [{"name": "%s-gpu-0" % UID, "containerEdits": {
+                "env": ["NVIDIA_VISIBLE_DEVICES=void"], "deviceNodes": [{"path": p} for p in paths]}}],
+            "containerEdits": {"deviceNodes": [{"path": "/dev/nvidiactl"}]}}
+
+
+def test_prepared_as_the_smoke_test_needs():
+    assert cdicheck.findings(UID, RESULTS, ANSWER, [_spec(["/dev/nvidia0"])], {"gpu-0": 0}) == []
+    assert cdicheck.device_nodes([_spec(["/dev/nvidia0"])], ANSWER["devices"][0]["cdi_device_ids"][0]) == [
+        "/dev/nvidia0", "/dev/nvidiactl"]
+
+
+def test_another_gpus_device_node_or_none_is_a_finding():
+    assert cdicheck.findings(UID, RESULTS, ANSWER, [_spec(["/dev/nvidia0", "/dev/nvidia1"])], {"gpu-0": 0}) == [
+        "claim %s device gpu-0: the spec's GPU device nodes are /dev/nvidia[0, 1], expected /dev/nvidia0 only" % UID]
+    assert cdicheck.findings(UID, RESULTS, ANSWER, [_spec([])], {"gpu-0": 0})[0].endswith("expected /dev/nvidia0 only")
+    assert cdicheck.findings(UID, RESULTS, ANSWER, [], {"gpu-0": 0}) == [
+        "claim %s: no CDI spec in the CDI root has device k8s.gpu.nvidia.com/claim=%s-gpu-0" % (UID, UID)]
+
+
+def test_a_wrong_cdi_id_device_or_error_is_a_finding():
+    wrong = {"devices": [dict(ANSWER["devices"][0], cdi_device_ids=["k8s.gpu.nvidia.com/claim=x-gpu-0"])]}
+    assert "CDI ids" in cdicheck.findings(UID, RESULTS, wrong, [_spec(["/dev/nvidia0"])], {"gpu-0": 0})[0]
+    other = [dict(RESULTS[0], device="gpu-1")]
+    assert "prepared devices" in cdicheck.findings(UID, other, ANSWER, [_spec(["/dev/nvidia0"])], {"gpu-0": 0})[0]
+    assert cdicheck.findings(UID, RESULTS, {"error": "boom"}, [], {}) == ["claim %s: prepare failed: boom" % UID]

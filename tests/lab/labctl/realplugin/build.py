@@ -21,14 +21,14 @@ def commit_of(repo, ref):
         raise BuildError("%s has no commit %r: %s" % (repo, ref, exc.stderr.strip())) from exc
 
 
-def _export(repo, commit, into):
+def export(repo, commit, into):
     archive = subprocess.Popen(["git", "-C", repo, "archive", commit], stdout=subprocess.PIPE)
     subprocess.run(["tar", "-x", "-C", into], stdin=archive.stdout, check=True)
     if archive.wait() != 0:
         raise BuildError("git archive %s in %s failed" % (commit, repo))
 
 
-def _run(argv, cwd, log):
+def run_logged(argv, cwd, log):
     with open(log, "a") as handle:
         code = subprocess.run(argv, cwd=cwd, env=dict(os.environ, **GO_ENV), stdout=handle,
                               stderr=subprocess.STDOUT, check=False).returncode
@@ -43,23 +43,32 @@ def plugin(repo, ref, cache):
     if not os.path.exists(target):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache) as src:
-            _export(repo, commit, src)
-            _run(["go", "build", "-o", target + ".tmp", "./cmd/gpu-kubelet-plugin"], src, target + ".log")
+            export(repo, commit, src)
+            run_logged(["go", "build", "-o", target + ".tmp", "./cmd/gpu-kubelet-plugin"], src, target + ".log")
         os.rename(target + ".tmp", target)
     return commit, target
 
 
 def mock_nvml(repo, ref, cache):
-    """(commit, libnvidia-ml.so path, directory of the mock's profiles) built at ``ref``."""
+    """(commit, libnvidia-ml.so path, libcuda.so path, directory of the mock's profiles) built at
+    ``ref``: NVIDIA's mock NVML and mock CUDA (prepare fails without a libcuda.so in the root)."""
     commit = commit_of(repo, ref)
     out = os.path.join(cache, "mocknvml-" + commit)
     lib = os.path.join(out, "libnvidia-ml.so")
+    cuda = os.path.join(out, "libcuda.so")
+    if not os.path.exists(cuda):
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache) as src:
+            export(repo, commit, src)
+            run_logged(["go", "build", "-buildmode=c-shared", "-o", cuda + ".tmp", "./bridge"],
+                       os.path.join(src, "pkg", "gpu", "mockcuda"), os.path.join(out, "build-cuda.log"))
+        os.rename(cuda + ".tmp", cuda)
     if not os.path.exists(lib):
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache) as src:
-            _export(repo, commit, src)
+            export(repo, commit, src)
             mock = os.path.join(src, "pkg", "gpu", "mocknvml")
-            _run(["make", "NO_PADDING=1"], mock, os.path.join(out, "build.log"))
+            run_logged(["make", "NO_PADDING=1"], mock, os.path.join(out, "build.log"))
             built = [n for n in os.listdir(mock) if n.startswith("libnvidia-ml.so.") and n[-1].isdigit()]
             if not built:
                 raise BuildError("the mock NVML build in %s made no libnvidia-ml.so.<version>" % mock)
@@ -67,7 +76,7 @@ def mock_nvml(repo, ref, cache):
                 shutil.copy(os.path.join(mock, "configs", name), out)
             shutil.copy(os.path.join(mock, built[0]), lib + ".tmp")
         os.rename(lib + ".tmp", lib)
-    return commit, lib, out
+    return commit, lib, cuda, out
 
 
 def cdi_hook(cache, version="v1.19.1"):

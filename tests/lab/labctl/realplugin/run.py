@@ -23,7 +23,7 @@ import yaml
 from kubernetes import client, config, watch
 
 from labctl.apiserver.sim import gpus, pool, topology
-from labctl.realplugin import build, compare, mockroot
+from labctl.realplugin import build, compare, mockroot, prepare
 
 IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:%s"
 # (label, git ref, image tag it stands for, ConsumableShares modes to run; None: flag not given)
@@ -48,7 +48,7 @@ def wait_for_socket(directory, proc, timeout=PUBLISH_TIMEOUT):
     same time), or exited. A directory has nothing to watch through the API, hence polling."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        if any(name.endswith(".sock") for name in os.listdir(directory)):
+        if os.path.isdir(directory) and any(name.endswith(".sock") for name in os.listdir(directory)):
             return True
         time.sleep(0.2)
     return False
@@ -130,6 +130,42 @@ def plan(topology_files):
     return found, skipped
 
 
+def prepare_phase(args, kubeconfig, nodes, lib, libcuda, profiles, hook, version):
+    """Item 2: main in memory mode on the per-model nodes the simulator does not know; claims
+    allocated by the scheduler, prepared through NVIDIA's plugin (prepare.check)."""
+    commit, binary = build.plugin(args.dra_repo, "main", args.cache)
+    kubeletclient = prepare.build_client(args.dra_repo, commit, args.cache, build.export, build.run_logged)
+    mine = [(node, name, model, minors) for node, name, model, minors in nodes if name != node["name"]]
+    roots, minor_of, procs = {}, {}, []
+    for node, name, model, minors in mine:
+        root = os.path.join(args.out, "roots", name)
+        shutil.rmtree(os.path.join(root, "work"), ignore_errors=True)
+        with open(os.path.join(profiles, "mock-nvml-config-%s.yaml" % mockroot.MOCK_MODELS[model][0])) as handle:
+            mockroot.render_root(root, lib, handle.read(), node["name"], model, minors, gpus.numa_nodes(node["gpus"]))
+        prepare.add_prepare_files(root, libcuda, minors)
+        roots[name] = root
+        minor_of.update({"gpu-%d" % m: m for m in minors})
+        procs.append(start(binary, root, name, kubeconfig, IMAGE % "v0.5.0", "memory", hook,
+                           os.path.join(args.out, "%s.prepare.log" % name)))
+    failures = []
+    try:
+        custom = client.CustomObjectsApi()
+        for (node, name, _model, minors), proc in zip(mine, procs):
+            if not wait_for_socket(os.path.join(roots[name], "work", "plugins", gpus.DRIVER), proc):
+                failures.append("%s: the plugin did not serve dra.sock within %ds" % (name, PUBLISH_TIMEOUT))
+            # The scheduler must see the memory-mode slices, not the previous mode's.
+            wanted = sim_devices(node, minors, "memory", True)
+            if _devices_of(wait_for(custom, name, wanted, version, False)) != sorted(wanted, key=lambda d: d["name"]):
+                failures.append("%s: the memory-mode slices did not appear within %ds" % (name, PUBLISH_TIMEOUT))
+        lines, found = prepare.check(client.ApiClient(), kubeletclient, roots, minor_of)
+        for line in lines:
+            print("prepare: " + line)
+        failures.extend("prepare: " + line for line in found)
+    finally:
+        stop(procs)
+    return failures
+
+
 def write_union(paths, target):
     """One topology with every node of ``paths`` (the first of a name wins), as the lab reads it."""
     seen, nodes = set(), []
@@ -173,7 +209,7 @@ def main(argv=None):
     config.load_kube_config(kubeconfig)
     core, custom = client.CoreV1Api(), client.CustomObjectsApi()
 
-    ti_commit, lib, profiles = build.mock_nvml(args.test_infra_repo, "HEAD", args.cache)
+    ti_commit, lib, libcuda, profiles = build.mock_nvml(args.test_infra_repo, "HEAD", args.cache)
     print("mock NVML: NVIDIA/k8s-test-infra %s (%s)" % (ti_commit, lib))
     hook = build.cdi_hook(args.cache)
     if hook is None:
@@ -239,6 +275,7 @@ def main(argv=None):
             finally:
                 stop(procs)
             version = _latest_version(custom)
+    failures.extend(prepare_phase(args, kubeconfig, nodes, lib, libcuda, profiles, hook, version))
     print("%d difference(s)" % len(failures))
     for line in failures:
         print("DIFFERENCE " + line)
