@@ -22,8 +22,8 @@ from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, redaction, smoke
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 
-ROLES = ("cluster_upgrade", "device_classes", "gpu_operator", "gpu_sharing", "preflight", "smoke_test",
-         "workload_migration")
+ROLES = ("cluster_upgrade", "device_classes", "gpu_maintenance", "gpu_operator", "gpu_sharing", "preflight",
+         "smoke_test", "workload_migration")
 
 # Connection options kubernetes.core.helm does not take, and the pairs it refuses: with
 # group/dra.gpu.k8s extended to kubernetes.core's k8s and helm groups, these would reach
@@ -293,6 +293,20 @@ def _one_workload(label, item):
     if item.get("claim_mode", "template") not in wm.CLAIM_KINDS:
         _fail("%s.claim_mode is %r; use template (a claim per pod) or shared (one claim for all its pods)"
               % (label, item.get("claim_mode")))
+
+
+def gpu_maintenance(values, inventory):
+    state = values.get("gpu_maintenance_state", "out_of_service")
+    chosen = [values.get("gpu_maintenance_" + k) for k in ("devices", "uuids", "selector")]
+    checks = [lambda: inputs.seconds("gpu_maintenance_timeout", values.get("gpu_maintenance_timeout"))]
+    if state == "out_of_service" and not any(chosen):
+        checks.append(lambda: _fail("gpu_maintenance_state is out_of_service but no GPU is chosen: set "
+                                    "gpu_maintenance_devices (e.g. [{node: node-b, device: gpu-2}]), "
+                                    "gpu_maintenance_uuids or gpu_maintenance_selector"))
+    if values.get("gpu_maintenance_reason"):
+        checks.append(lambda: inputs.label_value("gpu_maintenance_reason", "the taint's value",
+                                                 values["gpu_maintenance_reason"]))
+    return checks
 
 
 def _fail(message):

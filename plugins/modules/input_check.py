@@ -42,7 +42,8 @@ options:
     description: The role whose inputs these are.
     type: str
     required: true
-    choices: [cluster_upgrade, device_classes, gpu_operator, gpu_sharing, preflight, smoke_test, workload_migration]
+    choices: [cluster_upgrade, device_classes, gpu_maintenance, gpu_operator, gpu_sharing, preflight, smoke_test,
+              workload_migration]
   inputs:
     description: "The role's variables by name, for example C({smoke_test_count: 1, smoke_test_timeout: 300})."
     type: dict

@@ -6,6 +6,7 @@ The 1.37 lab is a second lab (old_lab.start, 750 ports above the test lab) whose
 publish their GPUs from the start (driver mode always; node-b: four L4).
 """
 
+import json
 import os
 import uuid
 
@@ -13,13 +14,14 @@ import pytest
 from kubernetes import client, config
 
 import old_lab
-from conftest import run_module
+from conftest import run_module, run_playbook, task_results
 from waiting import wait_for_object, wait_until_gone
 
 PAUSE = "registry.k8s.io/pause:3.10"
 CLASS = "it-maintenance-gpu"
 NODE = "node-b"
 MODULE = "dra.gpu.gpu_maintenance"
+PLAYBOOK = os.path.join(old_lab.ROOT, "playbooks", "gpu_maintenance.yml")
 
 
 def settings():
@@ -125,7 +127,13 @@ def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_a
             "pod after unschedulable", timeout=60, namespace=ns)
         back = {"state": "in_service", "devices": [{"node": NODE, "device": gpu}]}
         assert run_module(MODULE, back, check_mode=True, env=lab.env)["changed"] and lab.rules()
-        restored = run_module(MODULE, back, env=lab.env)
+        # back in service through the role and its playbook, as users run it
+        extra = ["-e", json.dumps({"gpu_maintenance_state": "in_service", "gpu_maintenance_devices": back["devices"]})]
+        rc, report, stderr = run_playbook(PLAYBOOK, extra_args=extra, env=lab.env)
+        results = dict(task_results(report))
+        assert rc == 0, stderr
+        restored = results["dra.gpu.gpu_maintenance : Take the GPUs out of service or back, with this role's "
+                           "DeviceTaintRules"]
         assert restored["changed"] and restored["deleted"] == ["dra-gpu-maintenance-%s-%s" % (NODE, gpu)]
         assert lab.rules() == []
         lab.running(ns, "after")
@@ -148,7 +156,11 @@ def test_a_rule_that_is_not_ours_is_never_touched(lab):
 
 
 def test_on_1_35_it_refuses_before_any_change_and_names_the_fix():
-    refused = run_module(MODULE, {"devices": [{"node": "node-b", "device": "gpu-0"}]})
+    rc, report, _stderr = run_playbook(PLAYBOOK, extra_args=["-e", json.dumps({
+        "gpu_maintenance_devices": [{"node": "node-b", "device": "gpu-0"}]})])
+    assert rc != 0
+    refused = dict(task_results(report))["dra.gpu.gpu_maintenance : Take the GPUs out of service or back, with this "
+                                         "role's DeviceTaintRules"]
     assert refused.get("failed") and not refused["changed"], refused
     assert "does not serve DeviceTaintRules in resource.k8s.io/v1" in refused["msg"]
     assert "Upgrade the cluster to 1.37" in refused["msg"] and "Nothing was changed" in refused["msg"]
