@@ -41,7 +41,7 @@ __metaclass__ = type
 import heapq
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import capacity_shares, cel, inputs, inventory, nvidia, slices
+from ansible_collections.dra.gpu.plugins.module_utils import capacity_shares, cel, device_taints, inputs, inventory, nvidia, slices
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, parse_quantity
 
 DEFAULT_DRIVER = nvidia.DRA_DRIVER
@@ -206,7 +206,9 @@ def candidates(devices, kind):
             "model": device["attributes"].get("productName") or inventory.device_model(device),
             "profile": device["attributes"].get("profile"),
             "memory_bytes": _memory_of(device),
-            "free": not device["allocated"],
+            # A device tainted NoSchedule/NoExecute (its driver's health taint, a DeviceTaintRule) is not
+            # free: the scheduler gives it to no claim that does not tolerate the taint.
+            "free": not device["allocated"] and not device.get("tainted"),
             "key": (device["pool"], device["name"]),
         })
     # sorted() is stable, so equal devices keep inventory's node / pool / name order.
@@ -340,7 +342,7 @@ class Shares:
     """What ``memory_shares`` and ``device_class`` need beyond the flat devices: the devices as
     published, in the allocator's order, what the claims' allocations hold, the DeviceClasses."""
 
-    def __init__(self, entries, claims, device_classes, driver):
+    def __init__(self, entries, claims, device_classes, driver, rules=()):
         self.driver = driver
         self.allocated = capacity_shares.Allocated(claims)
         self.classes = dict((c["metadata"]["name"], c) for c in device_classes or [])
@@ -357,8 +359,10 @@ class Shares:
                 "model": inventory.raw_model(device), "signature": signature,
                 "type": inventory.plain_attribute((device.get("attributes") or {}).get("type") or {}),
                 "multi": bool(device.get("allowMultipleAllocations")),
-                # The allocator skips a device whose taint the claim does not tolerate (these claims tolerate none).
-                "tainted": any(t.get("effect") in ("NoSchedule", "NoExecute") for t in device.get("taints") or []),
+                # The allocator skips a device whose taint the claim does not tolerate (these claims tolerate none):
+                # the slice's own taints and those of the DeviceTaintRules that select it.
+                "tainted": device_taints.blocks(device_taints.effective(spec.get("driver"), spec["pool"]["name"],
+                                                                        device, rules)),
                 "memory_bytes": inventory.memory_bytes(
                     ((device.get("capacity") or {}).get("memory") or {}).get("value")) or None})
 
@@ -609,13 +613,13 @@ def plan(devices, workloads, shares=None):
     }
 
 
-def from_slices(slice_list, claims, workloads, driver=DEFAULT_DRIVER, nodes=None, device_classes=None):
+def from_slices(slice_list, claims, workloads, driver=DEFAULT_DRIVER, nodes=None, device_classes=None, rules=()):
     """The plan over slices, claims and DeviceClasses as the API returns them, plus the pools left out.
 
     ``nodes`` (unset or empty: every node) keeps only devices local to those nodes.
     """
-    found = slices.report(slice_list, claims, slices.Filters(driver=driver, nodes=nodes), nodes or None)
+    found = slices.report(slice_list, claims, slices.Filters(driver=driver, nodes=nodes), nodes or None, rules=rules)
     entries, _problems = inventory.selected_devices(slice_list, driver, nodes or None)
-    result = plan(found["devices"], workloads, Shares(entries, claims, device_classes, driver))
+    result = plan(found["devices"], workloads, Shares(entries, claims, device_classes, driver, rules))
     result["ignored_pools"] = [p for p in found["ignored_pools"] if p["driver"] == driver]
     return result

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils import device_taints
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
 STANDARD_DOMAIN = "resource.kubernetes.io"
@@ -71,9 +72,12 @@ def allocations(claims):
     return taken
 
 
-def flatten_device(slice_obj, device, taken):
+def flatten_device(slice_obj, device, taken, rules=()):
+    """One device as the modules report it; ``rules``: the cluster's DeviceTaintRules, whose
+    taints join the device's own (device_taints.effective)."""
     spec = slice_obj["spec"]
     driver, pool = spec.get("driver"), spec["pool"]["name"]
+    taints = device_taints.effective(driver, pool, device, rules)
     node = spec.get("nodeName") or device.get("nodeName")
     attributes = {name: plain_attribute(value) for name, value in (device.get("attributes") or {}).items()}
     capacity = {name: (value or {}).get("value") for name, value in (device.get("capacity") or {}).items()}
@@ -91,6 +95,8 @@ def flatten_device(slice_obj, device, taken):
         "allocated": allocation is not None,
         "claim": allocation["claim"] if allocation else None,
         "pods": allocation["pods"] if allocation else [],
+        "taints": taints,
+        "tainted": device_taints.blocks(taints),
     }
 
 
@@ -118,11 +124,11 @@ def selected_devices(slices, driver=None, nodes=None, pool=None):
     return entries, problems
 
 
-def devices_from_slices(slices, claims=None):
+def devices_from_slices(slices, claims=None, rules=()):
     """Flatten usable slices into devices; returns ``(devices, pool_problems)``."""
     entries, problems = selected_devices(slices)
     taken = allocations(claims)
-    return [flatten_device(item, device, taken) for item, device, _node in entries], problems
+    return [flatten_device(item, device, taken, rules) for item, device, _node in entries], problems
 
 
 _NATURAL_KEYS = {}
@@ -180,14 +186,16 @@ def memory_bytes(value):
 
 
 def _bucket():
-    return {"count": 0, "allocated": 0, "free": 0, "memory_bytes": 0}
+    return {"count": 0, "allocated": 0, "free": 0, "tainted": 0, "memory_bytes": 0}
 
 
 def _summary(rows):
-    """Counts from ``(node key, driver, model, allocated, memory value)`` rows, one per device."""
+    """Counts from ``(node key, driver, model, allocated, memory value, tainted)`` rows, one per
+    device. A device not allocated but tainted NoSchedule/NoExecute counts as tainted, not free:
+    no claim without tolerations gets it."""
     total, by_node, by_driver, by_model = _bucket(), {}, {}, {}
-    for node, driver, model, allocated, memory in rows:
-        state = "allocated" if allocated else "free"
+    for node, driver, model, allocated, memory, tainted in rows:
+        state = "allocated" if allocated else ("tainted" if tainted else "free")
         size = memory_bytes(memory)
         for bucket in (total, by_node.get(node) or by_node.setdefault(node, _bucket()),
                        by_driver.get(driver) or by_driver.setdefault(driver, _bucket()),
@@ -201,9 +209,10 @@ def _summary(rows):
 
 
 def summarize(devices):
-    """Counts per node, driver and model: count, allocated, free and total memory."""
+    """Counts per node, driver and model: count, allocated, free, tainted and total memory."""
     return _summary((device["node"] or "(%s)" % device["node_scope"], device["driver"], device_model(device),
-                     device["allocated"], device["capacity"].get("memory")) for device in devices)
+                     device["allocated"], device["capacity"].get("memory"), device.get("tainted", False))
+                    for device in devices)
 
 
 def _plain_or_none(value):
@@ -217,7 +226,7 @@ def raw_model(device):
             or _plain_or_none(attrs.get("type")) or "unknown")
 
 
-def summarize_raw(entries, claims=None):
+def summarize_raw(entries, claims=None, rules=()):
     """:func:`summarize` of the devices :func:`selected_devices` returned, without flattening them:
     the same counts, keys and order for a fraction of the work."""
     taken = allocations(claims)
@@ -229,12 +238,14 @@ def summarize_raw(entries, claims=None):
             model = raw_model(device)
             memory = ((device.get("capacity") or {}).get("memory") or {}).get("value")
             node_key = node or ("(all_nodes)" if spec.get("allNodes") else "(node_selector)")
-            yield node_key, driver, model, (driver, spec["pool"]["name"], device.get("name")) in taken, memory
+            tainted = device_taints.blocks(device_taints.effective(driver, spec["pool"]["name"], device, rules))
+            yield (node_key, driver, model, (driver, spec["pool"]["name"], device.get("name")) in taken, memory,
+                   tainted)
     return _summary(rows())
 
 
 DEVICE_FIELDS = ("node", "node_scope", "driver", "pool", "name", "slice", "generation", "attributes", "capacity",
-                 "allocated", "claim", "pods")
+                 "allocated", "claim", "pods", "taints", "tainted")
 
 
 def project(devices, fields):

@@ -16,7 +16,7 @@ __metaclass__ = type
 import time
 import uuid
 
-from ansible_collections.dra.gpu.plugins.module_utils import gpu_fit, packing, smoke, smoke_run, watch
+from ansible_collections.dra.gpu.plugins.module_utils import gpu_fit, packing, slices, smoke, smoke_run, watch
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 
@@ -29,7 +29,8 @@ def plan(kube, params):
     """gpu_fit's plan of ``params["workloads"]`` over the cluster as it is now."""
     slice_list, _version = kube.slices(params["driver"])
     classes = kube.list_resource("deviceclasses")[0]
-    return gpu_fit.from_slices(slice_list, kube.claims(), params["workloads"], params["driver"], None, classes)
+    return gpu_fit.from_slices(slice_list, kube.claims(), params["workloads"], params["driver"], None, classes,
+                               slices.taint_rules(kube))
 
 
 def run_and_clean_up(kube, params, clock=time.monotonic):

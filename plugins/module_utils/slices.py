@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dra.gpu.plugins.module_utils import inputs, inventory
+from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
 from ansible_collections.dra.gpu.plugins.module_utils.inputs import InputError
 
 FILTER_ARGUMENT_SPEC = dict(
@@ -57,7 +58,7 @@ def check_output(output, fields):
         inputs.unique("fields", fields, "field")
 
 
-def report(slices, claims, filters, node_names, selectors=None, output="full", fields=None):
+def report(slices, claims, filters, node_names, selectors=None, output="full", fields=None, rules=()):
     """Devices, summary and ignored pools for already-fetched slices and claims.
 
     ``selectors`` (a :class:`cel.Selectors`) keeps only the devices it matches. ``output``
@@ -68,9 +69,9 @@ def report(slices, claims, filters, node_names, selectors=None, output="full", f
     if selectors is not None:
         entries = [e for e in entries if selectors.match(e[0]["spec"].get("driver"), e[1])[0]]
     if output == "summary":
-        return {"summary": inventory.summarize_raw(entries, claims), "ignored_pools": problems}
+        return {"summary": inventory.summarize_raw(entries, claims, rules), "ignored_pools": problems}
     taken = inventory.allocations(claims)
-    devices = [inventory.flatten_device(item, device, taken) for item, device, _node in entries]
+    devices = [inventory.flatten_device(item, device, taken, rules) for item, device, _node in entries]
     return {"devices": inventory.project(devices, fields), "summary": inventory.summarize(devices),
             "ignored_pools": problems}
 
@@ -80,4 +81,15 @@ def gather(kube, filters, with_claims=True, output="full", fields=None):
     (the same calls, read as raw JSON)."""
     slices, _version = kube.slices(filters.driver)
     claims = kube.claims() if with_claims else []
-    return report(slices, claims, filters, filters.node_names(kube), output=output, fields=fields)
+    return report(slices, claims, filters, filters.node_names(kube), output=output, fields=fields,
+                  rules=taint_rules(kube))
+
+
+def taint_rules(kube):
+    """The cluster's DeviceTaintRules (resource.k8s.io/v1), or none where it serves none (before 1.37)."""
+    try:
+        return kube.list_resource("devicetaintrules")[0]
+    except ApiException as exc:
+        if exc.status in (403, 404):
+            return []
+        raise

@@ -218,7 +218,7 @@ ignored_pools:
     - {driver: gpu.nvidia.com, pool: node-c, generation: 2, reason: "incomplete: 1 of 2 slices published"}
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_fit, inputs
+from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_fit, inputs, slices
 
 
 def main():
@@ -236,8 +236,9 @@ def main():
         # DeviceClasses only when a workload names one: the plan needs no more rights otherwise.
         classes = kube.list_resource("deviceclasses")[0] if any(
             w.get("device_class") for w in params["workloads"]) else []
+        # DeviceTaintRules (Kubernetes 1.37+) take devices out as the slices' own taints do.
         return gpu_fit.from_slices(slice_list, kube.claims(), params["workloads"], params["driver"], params["nodes"],
-                                   classes)
+                                   classes, slices.taint_rules(kube))
 
     client.exit_with_reading(module, read, inputs.InputError)
 

@@ -16,7 +16,11 @@ author:
 description:
   - Reads every ResourceSlice (C(resource.k8s.io/v1)) and ResourceClaim and returns one entry per device
     (node, driver, pool, name, attributes and capacity as plain values, allocated or free and to which claim
-    and pods) with a summary per node, per driver and per model.
+    and pods, its taints) with a summary per node, per driver and per model.
+  - A device's taints are its driver's (NVIDIA's health taints C(gpu.nvidia.com/xid), C(gpu-lost), C(unmonitored))
+    and those of the DeviceTaintRules that select it (Kubernetes 1.37+), each with the rule's name and
+    C(time_added). A device tainted C(NoSchedule) or C(NoExecute) that no claim holds counts as C(tainted), not
+    C(free): no claim without tolerations gets it.
   - Lists are read page by page and parsed as plain JSON, so clusters with thousands of devices stay cheap.
   - Every value returned costs Ansible time (checking the result for secrets, encoding, the controller's
     handling and printing). Over 8,000 devices the whole list took about twice as long as O(output=summary)
@@ -49,7 +53,8 @@ options:
       - Not with O(output=summary), which returns no devices.
     type: list
     elements: str
-    choices: [node, node_scope, driver, pool, name, slice, generation, attributes, capacity, allocated, claim, pods]
+    choices: [node, node_scope, driver, pool, name, slice, generation, attributes, capacity, allocated, claim, pods,
+              taints, tainted]
     version_added: 0.2.0
 """
 
@@ -107,17 +112,21 @@ devices:
       allocated: true
       claim: default/job-gpu-abc12
       pods: [default/job]
+      taints:
+        - {key: gpu.nvidia.com/xid, value: "79", effect: NoSchedule, time_added: "2026-12-06T20:16:19Z", rule: null}
+      tainted: true
 summary:
   description:
     - Counts of RV(devices) in C(total), C(by_node), C(by_driver) and C(by_model) (the C(productName)),
-      each with C(count), C(allocated), C(free), C(memory_bytes) and C(memory).
+      each with C(count), C(allocated), C(free), C(tainted) (not allocated, but tainted NoSchedule or NoExecute),
+      C(memory_bytes) and C(memory).
     - The same with O(output=summary) as with O(output=full).
   returned: always
   type: dict
   sample:
-    total: {count: 6, allocated: 1, free: 5, memory_bytes: 154618822656, memory: 144Gi}
+    total: {count: 6, allocated: 1, free: 4, tainted: 1, memory_bytes: 154618822656, memory: 144Gi}
     by_node:
-      node-a: {count: 2, allocated: 1, free: 1, memory_bytes: 51539607552, memory: 48Gi}
+      node-a: {count: 2, allocated: 1, free: 1, tainted: 0, memory_bytes: 51539607552, memory: 48Gi}
 ignored_pools:
   description: Pools the scheduler would not use, with the reason (incomplete, or duplicate device names).
   returned: always

@@ -49,7 +49,7 @@ def test_summary_output_equals_the_summary_of_the_full_output(plugin_everywhere,
     assert counts["total"]["count"] == len(full["devices"]) >= 9  # 6 GPUs + 3 of the test driver
     assert counts["total"]["allocated"] == sum(1 for d in full["devices"] if d["allocated"]) >= 1
     assert counts["by_node"]["(all_nodes)"]["count"] == 1
-    assert counts["by_driver"][test_driver] == {"count": 3, "allocated": 0, "free": 3,
+    assert counts["by_driver"][test_driver] == {"count": 3, "allocated": 0, "free": 3, "tainted": 0,
                                                 "memory_bytes": 3 * 2 ** 30, "memory": "3Gi"}
     assert counts["by_model"]["NVIDIA L4"]["memory"] == "92136Mi"
     assert {"driver": test_driver, "pool": "p-half", "generation": 1,

@@ -135,6 +135,22 @@ def test_allocated_devices_are_not_free():
     assert held["unplaced"]["shared"][0]["reason"] == "all 4 GPUs of model L4 are allocated to claims"
 
 
+def test_tainted_devices_are_not_free_in_any_strategy():
+    """A health taint in the slice (NoSchedule) and a DeviceTaintRule (NoExecute) each take a GPU out;
+    a taint with effect None does not."""
+    slices = seed_slices()
+    slices[1]["spec"]["devices"][0]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]
+    slices[1]["spec"]["devices"][1]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "13", "effect": "None"}]
+    rules = [{"metadata": {"name": "dra-gpu-maintenance-node-b-gpu-3"},
+              "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": "node-b", "device": "gpu-3"},
+                       "taint": {"key": "dra.gpu/maintenance", "effect": "NoExecute"}}}]
+    result = gpu_fit.from_slices(slices, [], [{"name": "w", "memory": "4Gi", "replicas": 40}], rules=rules)
+    assert totals(result) == {"whole_gpu": 4, "shared": 24, "mig": 0}
+    assert [p["device"] for p in result["strategies"]["whole_gpu"]["placements"] if p["node"] == "node-b"] == \
+        ["gpu-1", "gpu-2"]
+    assert result["inventory"]["gpu"] == {"count": 6, "free": 4}
+
+
 def test_mig_devices_smallest_fitting_profile_first():
     slices = [make_slice("node-m", [mig("mig-0", "3g.40gb", "40192Mi"), mig("mig-1", "1g.10gb", "9856Mi"),
                                     mig("mig-2", "2g.20gb", "19968Mi"), mig("mig-3", "1g.20gb", "19968Mi")])]

@@ -50,11 +50,33 @@ def test_summary_counts_per_node_driver_and_model():
         {"driver": "gpu.nvidia.com", "pool": "node-b", "device": "gpu-0"}]}}}}]
     devices, _problems = inventory.devices_from_slices(slices, claims)
     summary = inventory.summarize(devices)
-    assert summary["total"] == {"count": 3, "allocated": 1, "free": 2, "memory_bytes": 3 * 24 * 2 ** 30,
+    assert summary["total"] == {"count": 3, "allocated": 1, "free": 2, "tainted": 0, "memory_bytes": 3 * 24 * 2 ** 30,
                                 "memory": "72Gi"}
     assert summary["by_node"]["node-b"]["allocated"] == 1
     assert summary["by_model"]["NVIDIA L4"]["count"] == 3
     assert summary["by_driver"]["gpu.nvidia.com"]["free"] == 2
+
+
+def test_a_device_tainted_by_its_driver_or_a_rule_is_counted_tainted_not_free():
+    slices = [make_slice("a", "node-a", 1, 1, ["gpu-0", "gpu-1", "gpu-2"])]
+    slices[0]["spec"]["devices"][0]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule",
+                                                  "timeAdded": "2026-12-06T20:00:00Z"}]
+    slices[0]["spec"]["devices"][2]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "13", "effect": "None"}]
+    rules = [{"metadata": {"name": "dra-gpu-maintenance-node-a-gpu-1"},
+              "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": "node-a", "device": "gpu-1"},
+                       "taint": {"key": "dra.gpu/maintenance", "effect": "NoExecute"}}},
+             {"metadata": {"name": "elsewhere"},
+              "spec": {"deviceSelector": {"pool": "node-z"}, "taint": {"key": "x", "effect": "NoSchedule"}}}]
+    devices, _problems = inventory.devices_from_slices(slices, [], rules)
+    assert [d["tainted"] for d in devices] == [True, True, False]
+    assert devices[0]["taints"] == [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule",
+                                     "time_added": "2026-12-06T20:00:00Z", "rule": None}]
+    assert devices[1]["taints"] == [{"key": "dra.gpu/maintenance", "value": "", "effect": "NoExecute",
+                                     "time_added": None, "rule": "dra-gpu-maintenance-node-a-gpu-1"}]
+    summary = inventory.summarize(devices)["total"]
+    assert (summary["free"], summary["tainted"]) == (1, 2)
+    entries, _problems = inventory.selected_devices(slices)
+    assert inventory.summarize_raw(entries, [], rules)["total"] == summary
 
 
 def test_filters():

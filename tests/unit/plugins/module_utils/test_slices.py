@@ -83,14 +83,14 @@ def legacy_summary(devices):
             return to_bytes(device["capacity"]["memory"]) if device["capacity"].get("memory") is not None else 0
         except QuantityError:
             return 0
-    summary = {"total": {"count": 0, "allocated": 0, "free": 0, "memory_bytes": 0},
+    summary = {"total": {"count": 0, "allocated": 0, "free": 0, "tainted": 0, "memory_bytes": 0},
                "by_node": {}, "by_driver": {}, "by_model": {}}
 
     def add(bucket, device):
-        for key in ("count", "allocated", "free", "memory_bytes"):
+        for key in ("count", "allocated", "free", "tainted", "memory_bytes"):
             bucket.setdefault(key, 0)
         bucket["count"] += 1
-        bucket["allocated" if device["allocated"] else "free"] += 1
+        bucket["allocated" if device["allocated"] else "tainted" if device["tainted"] else "free"] += 1
         bucket["memory_bytes"] += memory(device)
     for device in devices:
         add(summary["total"], device)
@@ -141,12 +141,13 @@ def test_the_summary_counts_what_the_fleet_holds():
     summary = slices.report(fleet(), CLAIMS, slices.Filters(), None, output="summary")["summary"]
     assert summary["total"]["count"] == 11 and summary["total"]["allocated"] == 3
     assert list(summary["by_node"]) == ["(all_nodes)", "(node_selector)", "node-a", "node-b", "node-c"]
-    assert summary["by_node"]["node-a"] == {"count": 4, "allocated": 1, "free": 3,
+    assert summary["by_node"]["node-a"] == {"count": 4, "allocated": 1, "free": 3, "tainted": 0,
                                             "memory_bytes": (23034 + 9856) * 2 ** 20, "memory": "32890Mi"}
     assert summary["by_model"]["1g.10gb"]["allocated"] == 1
     assert summary["by_model"]["gpu"]["count"] == 1  # no productName: the type
     assert summary["by_model"]["unknown"]["count"] == 1  # the NIC has no attributes at all
-    assert summary["by_driver"]["nic.example.com"] == {"count": 1, "allocated": 0, "free": 1, "memory_bytes": 0,
+    assert summary["by_driver"]["nic.example.com"] == {"count": 1, "allocated": 0, "free": 1, "tainted": 0,
+                                                       "memory_bytes": 0,
                                                        "memory": "0"}
 
 
@@ -210,6 +211,10 @@ class NodeKube:
         self.asked.append(("claims",))
         return CLAIMS
 
+    def list_resource(self, plural):
+        self.asked.append(("list", plural))
+        return [], "1"
+
 
 def test_filters_from_module_params():
     filters = slices.Filters.from_params({"driver": "gpu.nvidia.com", "nodes": ["a"], "node_selector": "x=y",
@@ -246,7 +251,8 @@ def test_gather_reads_the_drivers_slices_and_the_claims_and_reports():
     kube = NodeKube(labelled=["node-b"])
     filters = slices.Filters(driver="gpu.nvidia.com", node_selector="gpu=true")
     result = slices.gather(kube, filters)
-    assert kube.asked == [("slices", "gpu.nvidia.com"), ("claims",), ("node_names", "gpu=true")]
+    assert kube.asked == [("slices", "gpu.nvidia.com"), ("claims",), ("node_names", "gpu=true"),
+                          ("list", "devicetaintrules")]
     assert result == slices.report(fleet(), CLAIMS, filters, ["node-b"])
     assert {d["node"] for d in result["devices"]} == {"node-b"}
 
