@@ -180,9 +180,11 @@ def test_memory_mode_a_claim_without_a_request_takes_the_whole_card_and_sharers_
     lab.plugin({"CONSUMABLE_SHARES": "memory", "FEATURE_GATES": "ConsumableShares=true"})
     devices = lab.published(lambda d: d.get("allowMultipleAllocations"), "memory shares published")
     template(lab, ns, "whole", selectors=[A10])
-    pods(lab, ns, "whole", ["whole", "whole-2"])
+    # one after the other: which of two pending pods the scheduler serves first is its choice
+    pods(lab, ns, "whole", ["whole"])
     running(lab, ns, ["whole"])
     assert allocations(lab, ns)["gpu-0"] == [(allocations(lab, ns)["gpu-0"][0][0], {"memory": WHOLE["gpu-0"]})]
+    pods(lab, ns, "whole", ["whole-2"])
     unschedulable(lab, ns, "whole-2")   # the card is full
     # two pods, two claims, one L4: both print that GPU's UUID
     template(lab, ns, "half", memory="8Gi", selectors=[L4])
