@@ -27,7 +27,7 @@ __metaclass__ = type
 import datetime
 
 from ansible_collections.dra.gpu.plugins.module_utils import (
-    capacity_shares, cel, gpu_workloads, inventory, nvidia, nodes as node_facts)
+    capacity_shares, cel, device_taints, gpu_workloads, inventory, nvidia, nodes as node_facts)
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, to_bytes
 
 DEFAULT_DRIVER = nvidia.DRA_DRIVER
@@ -279,8 +279,9 @@ def _memory_use(device, held, is_free):
     return 0, size if is_free else 0
 
 
-def _device_row(item, device, holders, held, is_free):
-    """One device: its claims (several when it allows multiple allocations), state, memory use."""
+def _device_row(item, device, holders, held, is_free, taints=()):
+    """One device: its claims (several when it allows multiple allocations), state, memory use,
+    taints. A device no claim holds that is tainted NoSchedule/NoExecute is ``tainted``, not free."""
     memory, memory_bytes = _memory(device)
     consumed, left = _memory_use(device, held, is_free)
     row = {"name": device.get("name"), "driver": item["spec"].get("driver"), "pool": item["spec"]["pool"]["name"],
@@ -288,8 +289,8 @@ def _device_row(item, device, holders, held, is_free):
            "shareable": bool(device.get("allowMultipleAllocations")),
            "memory_consumed_bytes": consumed, "memory_consumed": human_bytes(consumed) if consumed is not None else None,
            "memory_free_bytes": left, "memory_free": human_bytes(left) if left is not None else None,
-           "state": "free", "claim": None, "shares": [], "pods": [], "since": None, "age_seconds": None,
-           "idle_reason": None}
+           "state": "tainted" if device_taints.blocks(taints) else "free", "claim": None, "shares": [], "pods": [],
+           "since": None, "age_seconds": None, "idle_reason": None, "taints": list(taints)}
     if holders:
         claims = [claim for claim, _result in holders]
         first = min(claims, key=lambda c: c["since"] or "")
@@ -344,20 +345,27 @@ def _by_node_model(nodes):
     for node in nodes:
         for device in node["devices"]:
             key = (node["name"], device["model"])
-            row = rows.setdefault(key, {"node": key[0], "model": key[1], "devices": 0, "allocated": 0, "free": 0})
+            row = rows.setdefault(key, {"node": key[0], "model": key[1], "devices": 0, "allocated": 0, "free": 0,
+                                        "tainted": 0})
             row["devices"] += 1
-            row["free" if device["state"] == "free" else "allocated"] += 1
+            row[device["state"] if device["state"] in ("free", "tainted") else "allocated"] += 1
     return [rows[key] for key in sorted(rows)]
 
 
 def _summary(nodes, claims):
     devices = [d for n in nodes for d in n["devices"]]
-    count = dict((state, sum(1 for d in devices if d["state"] == state)) for state in ("in_use", "idle", "free"))
+    count = dict((state, sum(1 for d in devices if d["state"] == state))
+                 for state in ("in_use", "idle", "free", "tainted"))
     with_devices = sum(1 for n in nodes if n["devices"])
     line = "%d devices on %d node%s: %d in use, %d idle (allocated, no running pod), %d free" % (
         len(devices), with_devices, "" if with_devices == 1 else "s", count["in_use"], count["idle"], count["free"])
+    if count["tainted"]:
+        line += ", %d tainted (out of service, no claim)" % count["tainted"]
+    on_tainted = sum(1 for d in devices if d["pods"] and device_taints.blocks(d["taints"]))
+    if on_tainted:
+        line += "; %d tainted device%s still in use" % (on_tainted, "" if on_tainted == 1 else "s")
     return {"devices": len(devices), "allocated": count["in_use"] + count["idle"], "in_use": count["in_use"],
-            "idle": count["idle"], "free": count["free"], "claims": len(claims),
+            "idle": count["idle"], "free": count["free"], "tainted": count["tainted"], "claims": len(claims),
             "idle_claims": sum(1 for c in claims if c["state"] == "idle"),
             "pods": len(set((p["namespace"], p["name"]) for c in claims for p in c["pods"])), "line": line}
 
@@ -371,16 +379,17 @@ def _node_list(node_rows, nodes):
     for name in sorted(set(node_rows) | gpu_nodes):
         devices = node_rows.get(name, [])
         totals = {"devices": len(devices)}
-        for state in ("in_use", "idle", "free"):
+        for state in ("in_use", "idle", "free", "tainted"):
             totals[state] = sum(1 for d in devices if d["state"] == state)
         listed.append({"name": name, "ready": (facts.get(name) or {}).get("ready"), "totals": totals,
                        "devices": devices})
     return listed, [n["name"] for n in listed if not n["devices"]]
 
 
-def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, now=None):
+def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, now=None, rules=()):
     """The usage dict: nodes with their devices, allocated claims, idle ones, totals per
-    namespace and per node and model, free devices per DeviceClass, and notes."""
+    namespace and per node and model, free devices per DeviceClass, and notes. ``rules``: the
+    DeviceTaintRules, whose taints join the devices' own (no tainted device counts as free)."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     entries, problems = inventory.selected_devices(slices, driver)
     pods_by_key = dict(((p["metadata"].get("namespace"), p["metadata"].get("name")), p) for p in pods)
@@ -410,9 +419,10 @@ def usage(slices, claims, pods, nodes, device_classes, driver=DEFAULT_DRIVER, no
                 claim["devices"].append(name)
         node_name = node or "(%s)" % key[0]
         held = allocated.usage((driver, key[0], key[1]))
-        is_free = not holders and counters.fits(item, device)
+        taints = device_taints.effective(driver, key[0], device, rules)
+        is_free = not holders and counters.fits(item, device) and not device_taints.blocks(taints)
         room = _room(device, held, is_free, capacities)
-        node_rows.setdefault(node_name, []).append(_device_row(item, device, holders, held, is_free))
+        node_rows.setdefault(node_name, []).append(_device_row(item, device, holders, held, is_free, taints))
         classified.append((item, device, node_name, is_free, room))
     for claim in allocated_claims:
         if not claim["devices"]:

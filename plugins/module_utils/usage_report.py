@@ -14,10 +14,11 @@ __metaclass__ = type
 
 from html import escape
 
+from ansible_collections.dra.gpu.plugins.module_utils import device_taints
 from ansible_collections.dra.gpu.plugins.module_utils.usage_chart import bar_chart, chart_rows, left_out_text, text_chart
 
 # Idle is not a label but a marked row: see _state_cell and _md_device_row.
-STATE_LABELS = {"free": "free", "in_use": "in use"}
+STATE_LABELS = {"free": "free", "in_use": "in use", "tainted": "tainted (out of service)"}
 # The console summary names at most this many idle claims and full nodes; the page lists all.
 CONSOLE_IDLE_CLAIMS = 3
 CONSOLE_FULL_NODES = 10
@@ -55,6 +56,7 @@ tbody tr:nth-child(even){background:#f7f8fa}
 tbody tr.idle{background:#ffedc2}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .marker{font-weight:700;color:#8a4b00}
+.taint{color:#a61b1b;font-size:90%}
 .muted{color:#6b7280}
 .nowrap{white-space:nowrap}
 """
@@ -111,8 +113,14 @@ def since_text(item):
 
 def node_totals_text(node):
     totals = node.get("totals") or {}
-    return "%d devices: %d in use, %d idle, %d free" % tuple(
+    text = "%d devices: %d in use, %d idle, %d free" % tuple(
         totals.get(k) or 0 for k in ("devices", "in_use", "idle", "free"))
+    return text + (", %d tainted" % totals["tainted"] if totals.get("tainted") else "")
+
+
+def taints_text(device):
+    """Why a device is out of service and since when: each taint, with the DeviceTaintRule's name."""
+    return "; ".join(device_taints.describe(t) for t in device.get("taints") or [])
 
 
 def node_heading(node):
@@ -152,8 +160,11 @@ def per_node_free_text(free_class):
 
 def _figures(usage):
     summary = usage.get("summary") or {}
-    return [(label, summary.get(key) or 0) for label, key in
-            (("devices", "devices"), ("in use", "in_use"), ("idle", "idle"), ("free", "free"))]
+    figures = [(label, summary.get(key) or 0) for label, key in
+               (("devices", "devices"), ("in use", "in_use"), ("idle", "idle"), ("free", "free"))]
+    if summary.get("tainted"):
+        figures.append(("tainted", summary["tainted"]))
+    return figures
 
 
 # --- HTML --------------------------------------------------------------------------------
@@ -197,10 +208,12 @@ def _since_cell(item):
 
 
 def _state_cell(item):
+    taints = "".join('<br><span class="taint">%s</span>' % escape(device_taints.describe(t))
+                     for t in item.get("taints") or [])
     if item.get("state") != "idle":
-        return _cell(STATE_LABELS.get(item.get("state"), item.get("state")))
-    return '<td><span class="marker">IDLE</span><br><span class="muted">%s</span></td>' % escape(
-        item.get("idle_reason") or "")
+        return "<td>%s%s</td>" % (escape(STATE_LABELS.get(item.get("state"), item.get("state"))), taints)
+    return '<td><span class="marker">IDLE</span><br><span class="muted">%s</span>%s</td>' % (escape(
+        item.get("idle_reason") or ""), taints)
 
 
 def _html_idle(usage):
@@ -364,6 +377,8 @@ def _md_device_row(device):
     state = STATE_LABELS.get(device.get("state"), device.get("state"))
     if device.get("state") == "idle":
         state = "**IDLE**: %s" % (device.get("idle_reason") or "")
+    if device.get("taints"):
+        state = "%s; **TAINTED**: %s" % (state, taints_text(device))
     pods = "; ".join(pod_text(p) for p in device.get("pods") or []) or DASH
     memory = device.get("memory") or DASH
     if memory_use_text(device):

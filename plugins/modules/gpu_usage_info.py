@@ -19,7 +19,11 @@ description:
     which allocations are idle, and how many devices each DeviceClass could still get, per node.
   - A device is C(in_use) when its claim is reserved for a running pod that is not being deleted, C(idle) when
     it is allocated but no such pod uses it (the pods are Pending, Terminating or finished, or the claim is
-    reserved for nobody), and C(free) otherwise. A shared claim is one device held by several pods.
+    reserved for nobody), C(tainted) when no claim holds it but a taint with effect C(NoSchedule) or C(NoExecute)
+    keeps new claims off it, and C(free) otherwise. A shared claim is one device held by several pods.
+  - Each device lists its taints, the driver's (NVIDIA's health taints C(gpu.nvidia.com/xid), C(gpu-lost),
+    C(unmonitored)) and those of the DeviceTaintRules that select it (Kubernetes 1.37+, with the rule's name), with
+    since when; the pages show them beside the device's state. A tainted device is free for no DeviceClass.
   - With memory shares (Kubernetes' consumable capacity, NVIDIA's DRA driver 0.5.0 with ConsumableShares) a device
     that publishes C(allowMultipleAllocations) is held by several claims at once. Per device the report gives the
     memory consumed (the sum of the claims' C(consumedCapacity), or all of it for a claim that took the device
@@ -31,8 +35,8 @@ description:
   - Free devices per DeviceClass are found by evaluating the class's CEL selectors on each free device with the
     collection's local evaluator. A class whose selectors it cannot evaluate is reported as not previewable,
     with the reason; it is never guessed.
-  - Needs only get and list on resourceslices, resourceclaims and deviceclasses (C(resource.k8s.io)), pods and
-    nodes. docs/report.md gives a ClusterRole with exactly that.
+  - Needs only get and list on resourceslices, resourceclaims, deviceclasses and devicetaintrules
+    (C(resource.k8s.io); without the last, the rules' taints are not shown), pods and nodes. docs/report.md gives a ClusterRole with exactly that.
   - O(render) also returns the report as a self-contained HTML page and as Markdown; C(playbooks/report.yml)
     writes both to files.
 extends_documentation_fragment:
@@ -174,7 +178,7 @@ generated_at:
   type: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_usage, inputs, usage_report
+from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_usage, inputs, slices, usage_report
 
 
 def main():
@@ -187,7 +191,7 @@ def main():
     try:
         reader = client.RawReader(client.api_client(module))
         result = gpu_usage.usage(reader.slices(params["driver"])[0], reader.claims(), reader.pods(), reader.nodes(),
-                                 reader.device_classes(), params["driver"])
+                                 reader.device_classes(), params["driver"], rules=slices.taint_rules(reader))
     except client.ApiException as exc:
         fix = ""
         if exc.status == 403:

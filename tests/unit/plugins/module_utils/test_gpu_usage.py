@@ -80,10 +80,10 @@ CLASSES = [device_class("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && 
                         "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A10'")]
 
 
-def run(claims, pods, nodes=None, classes=None, slices=None):
+def run(claims, pods, nodes=None, classes=None, slices=None, rules=()):
     return gpu_usage.usage(SLICES if slices is None else slices, claims, pods,
                            nodes or [node("node-a"), node("node-b")], CLASSES if classes is None else classes,
-                           DRIVER, now=NOW)
+                           DRIVER, now=NOW, rules=rules)
 
 
 def by_name(entries):
@@ -116,7 +116,7 @@ def test_a_shared_claim_is_one_device_held_by_two_pods():
     assert result["by_namespace"] == [{"namespace": "team-b", "claims": 1, "devices": 1, "pods": 2,
                                        "idle_claims": 0, "idle_devices": 0}]
     b = [n for n in result["nodes"] if n["name"] == "node-b"][0]
-    assert b["totals"] == {"devices": 2, "in_use": 1, "idle": 0, "free": 1}
+    assert b["totals"] == {"devices": 2, "in_use": 1, "idle": 0, "free": 1, "tainted": 0}
 
 
 @pytest.mark.parametrize("the_pod, reason", [
@@ -157,6 +157,29 @@ def test_free_per_class_uses_the_class_selectors_and_leaves_what_it_cannot_evalu
     assert free["odd"]["previewable"] is False and free["odd"]["free"] is None and free["odd"]["reason"]
 
 
+def test_tainted_devices_are_shown_with_their_taints_counted_tainted_and_not_free_for_any_class():
+    slices = [slice_of("node-a", [gpu("gpu-0"), gpu("gpu-1"), gpu("gpu-2"), gpu("gpu-3")]),
+              slice_of("node-b", [gpu("gpu-0", "NVIDIA L4", "23034Mi"), gpu("gpu-1", "NVIDIA L4", "23034Mi")])]
+    slices[0]["spec"]["devices"][1]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule",
+                                                  "timeAdded": "2026-12-05T15:00:00Z"}]
+    rules = [{"metadata": {"name": "dra-gpu-maintenance-node-a-gpu-0"},
+              "spec": {"deviceSelector": {"driver": DRIVER, "pool": "node-a", "device": "gpu-0"},
+                       "taint": {"key": "dra.gpu/maintenance", "effect": "NoSchedule"}}}]
+    claims = [claim("team-a", "c", [("node-a", "gpu-0")], ["p"])]
+    result = run(claims, [pod("team-a", "p")], slices=slices, rules=rules)
+    a = dict((d["name"], d) for d in result["nodes"][0]["devices"])
+    assert a["gpu-0"]["state"] == "in_use" and a["gpu-0"]["taints"][0]["rule"] == "dra-gpu-maintenance-node-a-gpu-0"
+    assert a["gpu-1"]["state"] == "tainted" and a["gpu-1"]["taints"] == [{
+        "key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule", "time_added": "2026-12-05T15:00:00Z",
+        "rule": None}]
+    assert (result["summary"]["free"], result["summary"]["tainted"]) == (4, 1)
+    assert result["summary"]["line"].endswith("4 free, 1 tainted (out of service, no claim); 1 tainted device still "
+                                              "in use")
+    assert result["nodes"][0]["totals"]["tainted"] == 1
+    free = dict((c["class"], c) for c in result["free_by_class"])
+    assert (free["a10"]["total"], free["a10"]["free"]) == (4, 2)
+
+
 def test_a_partition_of_a_gpu_in_use_is_not_free():
     counter_set = [{"name": "gpu-0-counters", "counters": {"memory": {"value": "40Gi"}}}]
     uses_all = [{"counterSet": "gpu-0-counters", "counters": {"memory": {"value": "40Gi"}}}]
@@ -181,8 +204,8 @@ def test_nodes_are_every_node_with_devices_and_every_gpu_node_without():
     assert any("node-c" in note for note in result["notes"])
     assert result["summary"]["line"] == "6 devices on 2 nodes: 0 in use, 0 idle (allocated, no running pod), 6 free"
     assert result["by_node_model"] == [
-        {"node": "node-a", "model": "NVIDIA A10", "devices": 4, "allocated": 0, "free": 4},
-        {"node": "node-b", "model": "NVIDIA L4", "devices": 2, "allocated": 0, "free": 2}]
+        {"node": "node-a", "model": "NVIDIA A10", "devices": 4, "allocated": 0, "free": 4, "tainted": 0},
+        {"node": "node-b", "model": "NVIDIA L4", "devices": 2, "allocated": 0, "free": 2, "tainted": 0}]
 
 
 def test_claims_of_other_drivers_and_devices_no_slice_lists():

@@ -341,3 +341,24 @@ def test_a_shared_device_shows_memory_consumed_free_and_each_claim_with_its_shar
             "\u00b7 share 1111-aaaa; ml/b\\<i>-gpu \u00b7 memory 10Gi \u00b7 share 2222-bbbb |") in text[2]
     # a device no share can hold keeps its one-line memory cell
     assert table_with_header(page, "device")[2][1][3] == "22.5 GiB"
+
+
+def test_a_tainted_gpu_shows_why_and_since_when_on_the_page_and_in_markdown():
+    usage = copy.deepcopy(USAGE)
+    usage["summary"].update(tainted=1, free=2)
+    usage["nodes"][0]["totals"].update(tainted=1, free=1)
+    usage["nodes"][0]["devices"][1].update(state="tainted", taints=[
+        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule", "time_added": "2026-12-05T15:00:00Z",
+         "rule": None},
+        {"key": "dra.gpu/maintenance", "value": "", "effect": "NoExecute", "time_added": "2026-12-05T15:10:00Z",
+         "rule": "dra-gpu-maintenance-gpu-node-1-gpu-1"}])
+    page = usage_report.html_page(usage)
+    assert "tainted (out of service)" in page
+    assert '<span class="taint">gpu.nvidia.com/xid=79:NoSchedule since 2026-12-05T15:00:00Z</span>' in page
+    assert ('<span class="taint">dra.gpu/maintenance:NoExecute (DeviceTaintRule dra-gpu-maintenance-gpu-node-1-gpu-1) '
+            'since 2026-12-05T15:10:00Z</span>') in page
+    assert "3 devices: 1 in use, 0 idle, 1 free, 1 tainted" in page
+    text = usage_report.markdown(usage)
+    assert "tainted (out of service); **TAINTED**: gpu.nvidia.com/xid=79:NoSchedule since 2026-12-05T15:00:00Z; " \
+           "dra.gpu/maintenance:NoExecute (DeviceTaintRule dra-gpu-maintenance-gpu-node-1-gpu-1)" in text
+    assert "tainted" not in usage_report.html_page(USAGE)
