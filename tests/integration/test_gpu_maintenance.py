@@ -120,6 +120,21 @@ def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_a
         again = run_module(MODULE, chosen, env=lab.env)
         assert not again.get("failed") and not again["changed"] and not again["evicted"], again
 
+        # reported tainted, with the rule's name, and free for nobody
+        rule_name = "dra-gpu-maintenance-%s-%s" % (NODE, gpu)
+        info = run_module("dra.gpu.resource_slice_info", {"nodes": [NODE]}, env=lab.env)
+        mine = [d for d in info["devices"] if d["name"] == gpu][0]
+        assert mine["tainted"] and [t["rule"] for t in mine["taints"]] == [rule_name] and mine["taints"][0]["time_added"]
+        assert (info["summary"]["by_node"][NODE]["tainted"], info["summary"]["by_node"][NODE]["free"]) == (1, 1)
+        usage = run_module("dra.gpu.gpu_usage_info", {"render": ["html"]}, env=lab.env)
+        row = [d for n in usage["nodes"] if n["name"] == NODE for d in n["devices"] if d["name"] == gpu][0]
+        assert row["state"] == "tainted" and "DeviceTaintRule %s" % rule_name in usage["html"]
+        assert dict((c["class"], c["free"]) for c in usage["free_by_class"])[CLASS] == 1 + 2  # node-a's two A10
+        fit = run_module("dra.gpu.gpu_fit", {"nodes": [NODE], "workloads": [{"name": "w", "memory": "1Gi",
+                                                                             "replicas": 4}]}, env=lab.env)
+        placed = fit["strategies"]["whole_gpu"]["placements"]
+        assert fit["strategies"]["whole_gpu"]["total"] == 1 and gpu not in [p["device"] for p in placed], fit
+
         # the GPU, tainted, takes no claim; back in service, it does
         lab.pod(ns, "after", uuid_=lab.uuid_of(gpu))
         wait_for_object(lab.core.list_namespaced_pod, lambda p: p["metadata"]["name"] == "after" and any(
