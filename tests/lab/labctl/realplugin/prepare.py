@@ -138,6 +138,15 @@ def specs_in(root):
     return found
 
 
+def _result_text(result):
+    text = "%s/%s" % (result["pool"], result["device"])
+    if result.get("consumedCapacity"):
+        text += " consumed %s" % result["consumedCapacity"]
+    if result.get("shareID"):
+        text += " shareID %s" % result["shareID"]
+    return text
+
+
 def check(api, kubeletclient, roots, minor_of):
     """Allocate, prepare, check, prepare the shared claim again (its second pod), unprepare;
     ``roots`` {process node: root}. Returns (report lines, failures)."""
@@ -167,12 +176,9 @@ def check(api, kubeletclient, roots, minor_of):
         problems = cdicheck.findings(uid, results, mine, specs, minor_of)
         nodes = sorted({p for d in (mine or {}).get("devices") or [] for i in d.get("cdi_device_ids") or []
                         for p in cdicheck.device_nodes(specs, i)})
+        allocated = ", ".join(_result_text(r) for r in results)
         lines.append("claim %s: allocated %s; prepared by NVIDIA's plugin: %s; CDI device nodes %s"
-                     % (name, ", ".join("%s/%s%s%s" % (r["pool"], r["device"],
-                                                      " consumed %s" % r["consumedCapacity"] if r.get("consumedCapacity") else "",
-                                                      " shareID %s" % r["shareID"] if r.get("shareID") else "")
-                                        for r in results),
-                        json.dumps(mine, sort_keys=True), nodes))
+                     % (name, allocated, json.dumps(mine, sort_keys=True), nodes))
         failures.extend(problems)
         if name == "shared":
             again, error = call(kubeletclient, root, "prepare", [claim])
