@@ -20,7 +20,7 @@ description:
   - A device's taints are its driver's (NVIDIA's health taints C(gpu.nvidia.com/xid), C(gpu-lost), C(unmonitored))
     and those of the DeviceTaintRules that select it (Kubernetes 1.37+), each with the rule's name and
     C(time_added). A device tainted C(NoSchedule) or C(NoExecute) that no claim holds counts as C(tainted), not
-    C(free): no claim without tolerations gets it.
+    C(free), as no claim without tolerations gets it.
   - Lists are read page by page and parsed as plain JSON, so clusters with thousands of devices stay cheap.
   - Every value returned costs Ansible time (checking the result for secrets, encoding, the controller's
     handling and printing). Over 8,000 devices the whole list took about twice as long as O(output=summary)
