@@ -12,8 +12,8 @@ import time
 
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_maintenance as maint
 from ansible_collections.dra.gpu.plugins.module_utils import watch
-from ansible_collections.dra.gpu.plugins.module_utils.client import (RESOURCE_GROUP, RESOURCE_VERSION, ApiException,
-                                                                   api_error_message)
+from ansible_collections.dra.gpu.plugins.module_utils.client import (
+    RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 
 PLURAL = "devicetaintrules"
 
@@ -72,8 +72,8 @@ class GpuMaintenance:
                     "PodDisruptionBudget(s) %s allow no disruption of pods on the chosen GPUs (%s); the device-taint "
                     "eviction would delete them without asking, so nothing was changed. Scale the workload up or "
                     "wait until the budget allows a disruption, or take the GPUs out with effect NoSchedule and let "
-                    "the pods finish" % (", ".join(budgets), ", ".join("%s/%s" % (h["namespace"], h["name"])
-                                                                      for h in holders)),
+                    "the pods finish" % (", ".join(budgets),
+                                         ", ".join("%s/%s" % (h["namespace"], h["name"]) for h in holders)),
                     budgets=budgets, pods=result["evicted"])
         if check_mode:
             return result

@@ -13,7 +13,7 @@ __metaclass__ = type
 import re
 from collections import namedtuple
 
-from ansible_collections.dra.gpu.plugins.module_utils import capacity_shares, inputs, sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils import capacity_shares, device_taints, inputs, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration
 from ansible_collections.dra.gpu.plugins.module_utils.inventory import plain_attribute
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, parse_quantity
@@ -241,8 +241,9 @@ def chosen_alternative(results):
     return None
 
 
-def check_allocation(pod, claim, slices, driver):
-    """Every allocated device exists in a slice of ``driver`` on the pod's node, and the
+def check_allocation(pod, claim, slices, driver, rules=()):
+    """Every allocated device exists in a slice of ``driver`` on the pod's node, is not tainted
+    NoSchedule/NoExecute (by its driver's health check or a DeviceTaintRule in ``rules``), and the
     claim is reserved for the pod. Returns the allocated devices with their attributes."""
     node = pod["spec"].get("nodeName")
     results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
@@ -269,6 +270,13 @@ def check_allocation(pod, claim, slices, driver):
         if slice_node and slice_node != node:
             raise SmokeFailure("wrong_node", "device %s is published by node %s but the pod runs on %s"
                                % (result.get("device"), slice_node, node))
+        taints = device_taints.effective(result["driver"], result["pool"], device, rules)
+        if device_taints.blocks(taints):
+            # A pass on a GPU out of service would prove nothing about the GPUs users get.
+            raise SmokeFailure("tainted_device", "device %s on node %s is tainted (%s): it is out of service, so the "
+                               "smoke test does not pass on it; repair it (docs/maintenance.md) or choose other GPUs "
+                               "(smoke_test_selectors, smoke_test_node_selector)"
+                               % (result.get("device"), node, "; ".join(device_taints.describe(t) for t in taints)))
         attributes = dict((k, plain_attribute(v)) for k, v in (device.get("attributes") or {}).items())
         devices.append({"driver": result["driver"], "pool": result["pool"], "name": result["device"],
                         "request": result.get("request"), "node": node, "attributes": attributes,

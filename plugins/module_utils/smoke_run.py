@@ -17,6 +17,7 @@ import time
 import uuid
 
 from ansible_collections.dra.gpu.plugins.module_utils import cel, consumable_capacity, smoke, watch
+from ansible_collections.dra.gpu.plugins.module_utils import slices as slice_info
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
@@ -413,9 +414,10 @@ class SmokeRun:
     def _verify(self, pods):
         s = self.settings
         slices, _version = self.kube.slices(s.driver)
+        rules = slice_info.taint_rules(self.kube)
         devices, outputs, chosen, seen_by_pod, sharing = [], [], None, {}, None
         for pod, claim in self._claims_of(pods):
-            allocated = smoke.check_allocation(pod, claim, slices, s.driver)
+            allocated = smoke.check_allocation(pod, claim, slices, s.driver, rules)
             chosen = chosen or smoke.chosen_alternative(claim["status"]["allocation"]["devices"]["results"])
             sharing = sharing or smoke.effective_sharing(claim, s.driver)
             if s.verify_container:

@@ -66,8 +66,8 @@ options:
     default: []
   selector:
     description:
-      - Devices whose attributes all have these values, for example C({productName: NVIDIA L4}) or
-        C({driverVersion: 580.126.20}); names without the C(gpu.nvidia.com/) prefix.
+      - "Devices whose attributes all have these values, for example C({productName: NVIDIA L4}) or
+        C({driverVersion: 580.126.20}); names without the C(gpu.nvidia.com/) prefix."
     type: dict
     default: {}
   effect:

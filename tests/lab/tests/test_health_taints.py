@@ -52,8 +52,8 @@ def test_an_xid_on_an_unknown_device_is_ignored():
 def test_the_plugin_sends_no_time_added_and_keeps_the_servers_for_an_unchanged_taint():
     devices = health.with_taints([{"name": "gpu-2"}, {"name": "gpu-1"}], [health.parse_event("xid=48", "gpu-2")])
     assert "timeAdded" not in devices[0]["taints"][0] and "taints" not in devices[1]
-    stored = [{"spec": {"devices": [dict(devices[0], taints=[dict(devices[0]["taints"][0],
-                                                                   timeAdded="2026-12-06T20:00:00Z")])]}}]
+    stamped = dict(devices[0]["taints"][0], timeAdded="2026-12-06T20:00:00Z")
+    stored = [{"spec": {"devices": [dict(devices[0], taints=[stamped])]}}]
     assert health.copy_time_added(devices, stored)[0]["taints"][0]["timeAdded"] == "2026-12-06T20:00:00Z"
     changed = health.with_taints([{"name": "gpu-2"}], [health.parse_event("xid=79", "gpu-2")])
     assert "timeAdded" not in health.copy_time_added(changed, stored)[0]["taints"][0]

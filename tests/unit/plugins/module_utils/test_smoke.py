@@ -86,6 +86,29 @@ def test_allocation_must_come_from_the_pods_node_and_be_reserved():
                                "gpu.nvidia.com")
 
 
+def test_the_smoke_test_never_passes_on_a_tainted_device_and_says_why():
+    pod = {"metadata": {"name": "p"}, "spec": {"nodeName": "node-a"}}
+    claim = {"metadata": {"name": "c"}, "status": {
+        "allocation": {"devices": {"results": [{"driver": "gpu.nvidia.com", "pool": "node-a", "device": "gpu-0",
+                                                "request": "gpu"}]}},
+        "reservedFor": [{"resource": "pods", "name": "p"}]}}
+    gpu = {"name": "gpu-0", "attributes": {"uuid": {"string": UUID0}}, "capacity": {}}
+    slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "node-a", "pool": {"name": "node-a"},
+                        "devices": [dict(gpu, taints=[{"key": "gpu.nvidia.com/xid", "value": "13", "effect": "None"}])]}}]
+    assert smoke.check_allocation(pod, claim, slices, "gpu.nvidia.com")   # effect None: still in service
+    slices[0]["spec"]["devices"][0]["taints"].append({"key": "gpu.nvidia.com/gpu-lost", "effect": "NoSchedule",
+                                                       "timeAdded": "2026-12-06T20:00:00Z"})
+    with pytest.raises(SmokeFailure, match="gpu-0 on node node-a is tainted .*gpu.nvidia.com/gpu-lost:NoSchedule since "
+                                           "2026-12-06T20:00:00Z.*does not pass on it") as err:
+        smoke.check_allocation(pod, claim, slices, "gpu.nvidia.com")
+    assert err.value.kind == "tainted_device"
+    rule = {"metadata": {"name": "dra-gpu-maintenance-node-a-gpu-0"},
+            "spec": {"deviceSelector": {"device": "gpu-0"}, "taint": {"key": "dra.gpu/maintenance", "effect": "NoExecute"}}}
+    clean = [{"spec": dict(slices[0]["spec"], devices=[gpu])}]
+    with pytest.raises(SmokeFailure, match="DeviceTaintRule dra-gpu-maintenance-node-a-gpu-0"):
+        smoke.check_allocation(pod, claim, clean, "gpu.nvidia.com", [rule])
+
+
 def test_chosen_alternative_comes_from_the_request_name():
     assert smoke.chosen_alternative([{"request": "gpu/two-small"}]) == "two-small"
     assert smoke.chosen_alternative([{"request": "gpu"}]) is None
