@@ -41,6 +41,19 @@ OPERATOR_CHART = "gpu-operator"
 # The DRA driver's feature gates GPU sharing needs (off by default in NVIDIA's driver): set where
 # dra_driver_settings() puts gates, rendered FEATURE_GATES on the kubelet plugin.
 SHARING_GATES = {"TimeSlicingSettings": True, "MPSSupport": True}
+# NVIDIA's NVML health check (driver v0.4.0+, alpha, off by default): XIDs and lost GPUs become
+# device taints on the published devices. The driver refuses it beside these gates
+# (cmd/gpu-kubelet-plugin, main at 95932046 taken as 0.5.0).
+HEALTH_GATE = "NVMLDeviceHealthCheck"
+HEALTH_EXCLUSIVE_GATES = ("DynamicMIG", "PassthroughSupport")
+
+
+def driver_gates(sharing=False, health=False):
+    """The feature gates the collection sets on NVIDIA's DRA driver; None when none."""
+    gates = dict(SHARING_GATES) if sharing else {}
+    if health:
+        gates[HEALTH_GATE] = True
+    return gates or None
 DEFAULT_REPO_URL = "https://helm.ngc.nvidia.com/nvidia"
 
 # GPU Operator chart tags (dra-facts.md), per minor: known patches, possible layouts (the first
@@ -92,6 +105,7 @@ ARGUMENT_SPEC = dict(
     dra_driver_version=dict(type="str"),
     image_registry=dict(type="str"),
     dra_sharing=dict(type="bool", default=False),
+    dra_health_check=dict(type="bool", default=False),
     dra_consumable_shares=dict(type="str", default=""),
     namespace=dict(type="str", default="gpu-operator"),
     dra_driver_namespace=dict(type="str", default="nvidia-dra-driver-gpu"),
@@ -188,7 +202,7 @@ def resolve_layout(version_string, dra_enabled, mode):
 
 
 def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, toolkit_enabled,
-                    image_registry=None, sharing=False, consumable_shares=None):
+                    image_registry=None, sharing=False, consumable_shares=None, health=False):
     """The GPU Operator chart's values for a layout (before the user's extra values)."""
     values = {"driver": {"enabled": driver_enabled}}
     # v26.7 reads toolkit.enabled only for a ClusterPolicy: a GPUCluster deploys no toolkit.
@@ -205,7 +219,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
         values["gpuCluster"] = {"deployCR": True}
         if driver_enabled:
             values["driver"]["nvidiaDriverCRD"] = {"enabled": True}
-        values.update(dra_driver_settings(layout, SHARING_GATES if sharing else None, consumable_shares))
+        values.update(dra_driver_settings(layout, driver_gates(sharing, health), consumable_shares))
     else:
         values["devicePlugin"] = {"enabled": True}
     if has_gpucluster and layout != "gpucluster":
@@ -218,7 +232,7 @@ def operator_values(version, layout, dra_covers_all_gpu_nodes, driver_enabled, t
 
 
 def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False, consumable_shares=None,
-                      dra_version=None):
+                      dra_version=None, health=False):
     """NVIDIA's DRA driver chart values for the standalone layout (``dra_version`` the chart's,
     which decides whether it takes ``consumable_shares``)."""
     values = {
@@ -231,7 +245,7 @@ def dra_driver_values(chart, driver_enabled, image_registry=None, sharing=False,
     if image_registry:
         for key, repository in images.dra_driver_mirror_values(chart, image_registry).items():
             set_value(values, key, repository)
-    values.update(dra_driver_settings("standalone", SHARING_GATES if sharing else None, consumable_shares,
+    values.update(dra_driver_settings("standalone", driver_gates(sharing, health), consumable_shares,
                                       dra_version))
     return values
 
@@ -437,7 +451,7 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
          dra_driver_version=None, image_registry=None, namespace="gpu-operator",
          dra_driver_namespace="nvidia-dra-driver-gpu", release_name="gpu-operator",
          dra_driver_release_name="nvidia-dra-driver-gpu", sharing=False, installed_dra_driver=None,
-         gpu_node_labels=None, consumable_shares=None):
+         gpu_node_labels=None, consumable_shares=None, health=False):
     """Releases, values, the DRA node set and the images to pull for one request; raises
     PlanError on a refusal. ``installed_dra_driver``: the live DRA release's kubelet plugin
     ({name, version}, see dra_chart_upgrade); ``gpu_node_labels``: {node: labels} of the GPU
@@ -462,9 +476,13 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         raise PlanError("gpu_operator_dra_consumable_shares turns on the DRA driver's memory shares, but DRA is off "
                         "(gpu_operator_dra_enabled false); turn DRA on or leave gpu_operator_dra_consumable_shares "
                         "empty")
+    if health and layout == "device_plugin":
+        raise PlanError("gpu_operator_dra_health_check turns on the DRA driver's NVML health check, but DRA is off "
+                        "(gpu_operator_dra_enabled false or an operator version without DRA); turn DRA on or set "
+                        "gpu_operator_dra_health_check false")
     consumable_shares = consumable_shares or None
     operator = deep_merge(operator_values(parsed, layout, covers_all, driver_enabled, toolkit_enabled,
-                                          image_registry, sharing, consumable_shares), operator_extra_values)
+                                          image_registry, sharing, consumable_shares, health), operator_extra_values)
     releases = [{"name": release_name, "namespace": namespace, "chart": OPERATOR_CHART,
                  "chart_version": version_text(parsed), "values": operator}]
     dra_values, upgrade = None, dra_chart_upgrade(None, None, None)
@@ -472,7 +490,12 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         dra_version = parse_version(dra_driver_version or info["dra_drivers"][0])
         chart = dra_driver_chart(dra_version_text(dra_version))
         upgrade = dra_chart_upgrade(chart, dra_version, installed_dra_driver)
-        planned = dra_driver_values(chart, driver_enabled, image_registry, sharing, consumable_shares, dra_version)
+        if health and DRA_DRIVER_MINORS.get(tuple(dra_version[:2])) != nvidia.DRA_CHART:
+            raise PlanError("gpu_operator_dra_health_check needs NVIDIA's DRA driver v0.4.0 or later, the first with "
+                            "the gate %s (this plan installs %s): set gpu_operator_dra_driver_version to 0.4.1 or "
+                            "later, or gpu_operator_dra_health_check false" % (HEALTH_GATE, dra_version_text(dra_version)))
+        planned = dra_driver_values(chart, driver_enabled, image_registry, sharing, consumable_shares, dra_version,
+                                    health)
         if upgrade["name_override"]:
             planned["nameOverride"] = upgrade["name_override"]
         dra_values = deep_merge(planned, dra_driver_extra_values)
@@ -481,7 +504,7 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
     elif dra_driver_extra_values:
         raise PlanError("gpu_operator_dra_driver_values only apply to the standalone DRA driver chart; with %s "
                         "put DRA settings under draDriver in gpu_operator_values" % layout)
-    problems = refusals(parsed, operator, dra_values)
+    problems = refusals(parsed, operator, dra_values) + health_refusals(health, operator, dra_values)
     if problems:
         raise PlanError("refused before installing anything: " + "; ".join(problems))
     device_plugin_on = truthy(lookup(operator, "devicePlugin.enabled", True)) and \
@@ -509,7 +532,8 @@ def plan_for(params, gpu_nodes, operator_extra_values, installed_dra_driver=None
                 params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], operator_extra_values,
                 params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
                 sharing=params["dra_sharing"], installed_dra_driver=installed_dra_driver,
-                gpu_node_labels=gpu_node_labels, consumable_shares=params.get("dra_consumable_shares") or None, **{key: params[key] for key in RELEASE_OPTIONS})
+                gpu_node_labels=gpu_node_labels, consumable_shares=params.get("dra_consumable_shares") or None,
+                health=bool(params.get("dra_health_check")), **{key: params[key] for key in RELEASE_OPTIONS})
 
 
 def removal(params, gpu_nodes, nodes):
@@ -569,6 +593,22 @@ def layout_notes(layout, upgrade, info, releases):
                      "nameOverride=%s, as NVIDIA's upgrade notes say, so that its DaemonSet, Deployment and RBAC "
                      "keep their names." % (OLD_DRA_CHART, upgrade["from"], upgrade["name_override"]))
     return notes
+
+
+def health_refusals(health, operator, dra_values):
+    """With the health check on: the gates NVIDIA's driver refuses beside it, wherever the values
+    (the user's extra values included) turn them on."""
+    if not health:
+        return []
+    gates = dict(lookup(operator, "draDriver.featureGates", None) or {})
+    gates.update(lookup(dra_values or {}, "featureGates", None) or {})
+    clash = [g for g in HEALTH_EXCLUSIVE_GATES if truthy(gates.get(g))]
+    if not clash:
+        return []
+    return ["gpu_operator_dra_health_check turns on %s, which NVIDIA's DRA driver does not run together with %s "
+            "(set in the DRA driver's featureGates by gpu_operator_values or gpu_operator_dra_driver_values): turn "
+            "%s off there, or set gpu_operator_dra_health_check false" % (HEALTH_GATE, " and ".join(clash),
+                                                                           " and ".join(clash))]
 
 
 def consumable_shares_notes(mode, sharing):

@@ -593,3 +593,30 @@ def test_gpu_operator_sharing_without_dra_is_refused():
     with pytest.raises(gov.PlanError) as err:
         gov.plan("v25.10.1", dra_enabled=False, gpu_nodes=["a"], sharing=True)
     assert "gpu_operator_dra_sharing" in str(err.value)
+
+
+# ----- NVIDIA's NVML health check (issue 30): the gate NVMLDeviceHealthCheck ---------------------
+
+@pytest.mark.parametrize("version, mode", [("v26.3.1", "auto"), ("v26.7.0", "gpucluster"), ("v26.7.0", "standalone")])
+def test_the_health_check_turns_on_its_gate_beside_the_sharing_gates(version, mode):
+    result = plan(version, mode, health=True, sharing=True)
+    gates = result["releases"][0]["values"]["draDriver"]["featureGates"] if mode == "gpucluster" else \
+        result["releases"][1]["values"]["featureGates"]
+    assert gates == {"TimeSlicingSettings": True, "MPSSupport": True, "NVMLDeviceHealthCheck": True}
+    alone = plan(version, mode, health=True)
+    assert (alone["releases"][0]["values"]["draDriver"] if mode == "gpucluster" else
+            alone["releases"][1]["values"])["featureGates"] == {"NVMLDeviceHealthCheck": True}
+
+
+def test_the_health_check_is_refused_without_dra_before_v0_4_and_beside_dynamic_mig():
+    with pytest.raises(gov.PlanError, match="but DRA is off"):
+        plan("v26.3.1", "auto", dra_enabled=False, health=True)
+    with pytest.raises(gov.PlanError, match="needs NVIDIA's DRA driver v0.4.0 or later"):
+        plan("v25.10.1", "auto", health=True)
+    with pytest.raises(gov.PlanError, match="does not run together with DynamicMIG and PassthroughSupport"):
+        plan("v26.3.1", "auto", health=True,
+             dra_driver_extra_values={"featureGates": {"DynamicMIG": True, "PassthroughSupport": "true"}})
+    assert plan("v26.3.1", "auto", dra_driver_extra_values={"featureGates": {"DynamicMIG": True}})
+    params = dict(MODULE_PARAMS, dra_health_check=True)
+    planned = gov.plan_for(params, GPU_NODES, {}, gpu_node_labels={n: UBUNTU_22_04 for n in GPU_NODES})
+    assert planned["releases"][1]["values"]["featureGates"] == {"NVMLDeviceHealthCheck": True}

@@ -96,8 +96,8 @@ def test_the_smoke_test_never_passes_on_a_tainted_device_and_says_why():
     slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "node-a", "pool": {"name": "node-a"},
                         "devices": [dict(gpu, taints=[{"key": "gpu.nvidia.com/xid", "value": "13", "effect": "None"}])]}}]
     assert smoke.check_allocation(pod, claim, slices, "gpu.nvidia.com")   # effect None: still in service
-    slices[0]["spec"]["devices"][0]["taints"].append({"key": "gpu.nvidia.com/gpu-lost", "effect": "NoSchedule",
-                                                       "timeAdded": "2026-12-06T20:00:00Z"})
+    lost = {"key": "gpu.nvidia.com/gpu-lost", "effect": "NoSchedule", "timeAdded": "2026-12-06T20:00:00Z"}
+    slices[0]["spec"]["devices"][0]["taints"].append(lost)
     with pytest.raises(SmokeFailure, match="gpu-0 on node node-a is tainted .*gpu.nvidia.com/gpu-lost:NoSchedule since "
                                            "2026-12-06T20:00:00Z.*does not pass on it") as err:
         smoke.check_allocation(pod, claim, slices, "gpu.nvidia.com")
