@@ -123,14 +123,34 @@ def check_distribution(identity):
                   "%s; GPU Operator: %s" % (skip, info["operator"]))
 
 
+def check_device_taints(support):
+    """Whether the cluster honours device taints (device_taint_support.read): a caution, never a
+    blocker, because DRA works without them; what is missing is named with its consequence."""
+    if support["slice_taints"] and support["rules"]:
+        return _check("device_taints", PASS, "device taints are honoured: taints in ResourceSlices (NVIDIA's health "
+                      "check) and DeviceTaintRules (dra.gpu.gpu_maintenance)")
+    missing = []
+    if not support["slice_taints"]:
+        missing.append("the API server drops device taints from ResourceSlices (DRADeviceTaints off: alpha in 1.35), "
+                       "so a GPU NVIDIA's health check taints keeps getting claims")
+    if not support["rules"]:
+        missing.append("it serves no resource.k8s.io/v1 DeviceTaintRules (GA from 1.37), so dra.gpu.gpu_maintenance "
+                       "cannot take a single GPU out of service")
+    return _check("device_taints", WARN, "; ".join(missing),
+                  "upgrade to Kubernetes 1.37 (dra.gpu.cluster_upgrade); until then cordon a node with a broken GPU")
+
+
 def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", node_facts=None, available=None,
-           identity=None):
+           identity=None, taint_support=None):
     """Every check, the blockers among them and the upgrade path when the server is too old.
-    ``identity``: cluster_identity.identify's verdict (read here from the nodes when not given)."""
+    ``identity``: cluster_identity.identify's verdict (read here from the nodes when not given);
+    ``taint_support``: device_taint_support.read's answer (None: not checked)."""
     gpu_nodes = [n for n in nodes if n.get("gpu")]
     identity = identity or cluster_identity.identify(server_version, nodes)
     server, path = check_server(server_version, nodes, min_version, available, identity)
     checks = [server, check_api(serves_v1), check_distribution(identity), check_gpu_nodes(gpu_nodes)]
+    if taint_support is not None:
+        checks.append(check_device_taints(taint_support))
     if gpu_nodes:
         checks += [check_kubelets(gpu_nodes, min_version), check_runtimes(gpu_nodes),
                    check_cgroups(gpu_nodes, node_facts or {}), check_device_plugin(gpu_nodes, daemonsets)]

@@ -25,6 +25,10 @@ description:
     k3s or RKE2 (their version suffixes, node annotations, instance-type label and provider IDs), or a managed control
     plane on EKS, GKE or AKS (version suffixes, node-pool labels). Anything but kubeadm is a warning saying which parts
     of this collection do not apply there and what to use instead."
+  - "Check C(device_taints) (a caution, never a blocker): whether the cluster honours device taints, learned from two
+    server-side dry runs (nothing is written) - a ResourceSlice with a taint (kept only with DRADeviceTaints on, from
+    Kubernetes 1.36; NVIDIA's health check publishes such taints) and a C(resource.k8s.io/v1) DeviceTaintRule (served
+    from 1.37; dra.gpu.gpu_maintenance uses them). Left out where this identity may not create those objects."
   - Read-only. Never fails on a failing check; the caller decides (the preflight role stops on blockers).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -106,7 +110,8 @@ upgrade_path:
   sample: [{version: 1.35.4, minor: "1.35"}]
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, readiness, versions
+from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, device_taint_support, inputs, readiness
+from ansible_collections.dra.gpu.plugins.module_utils import versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
 
@@ -124,8 +129,11 @@ def main():
         daemonsets = [{"namespace": d["metadata"]["namespace"], "name": d["metadata"]["name"]} for d in sets]
         server, nodes = kube.server_version(), kube_nodes.list_summaries(kube)
         identity, _kubeadm = cluster_identity.read(kube, server, nodes)
-        return readiness.assess(server, kube.serves_resource_v1(), nodes, daemonsets, params["min_version"],
-                                params["node_facts"], params["available_versions"], identity)
+        serves_v1 = kube.serves_resource_v1()
+        # Two dry runs (nothing is written): whether slices keep taints and DeviceTaintRules are served.
+        support = device_taint_support.read(kube) if serves_v1 else None
+        return readiness.assess(server, serves_v1, nodes, daemonsets, params["min_version"],
+                                params["node_facts"], params["available_versions"], identity, support)
 
     client.exit_with_reading(module, read, versions.VersionError)
 

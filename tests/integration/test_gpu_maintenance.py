@@ -157,6 +157,12 @@ def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_a
         lab.core.delete_namespace(ns)
 
 
+def test_readiness_says_the_1_37_cluster_honours_device_taints(lab):
+    result = run_module("dra.gpu.dra_readiness", {}, env=lab.env)
+    check = [c for c in result["checks"] if c["name"] == "device_taints"][0]
+    assert check["status"] == "pass", check
+
+
 def test_a_rule_that_is_not_ours_is_never_touched(lab):
     lab.custom.create_cluster_custom_object("resource.k8s.io", "v1", "devicetaintrules", {
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "someone-elses"},
@@ -179,3 +185,6 @@ def test_on_1_35_it_refuses_before_any_change_and_names_the_fix():
     assert refused.get("failed") and not refused["changed"], refused
     assert "does not serve DeviceTaintRules in resource.k8s.io/v1" in refused["msg"]
     assert "Upgrade the cluster to 1.37" in refused["msg"] and "Nothing was changed" in refused["msg"]
+    readiness = run_module("dra.gpu.dra_readiness", {})
+    check = [c for c in readiness["checks"] if c["name"] == "device_taints"][0]
+    assert check["status"] == "warn" and "drops device taints from ResourceSlices" in check["message"]

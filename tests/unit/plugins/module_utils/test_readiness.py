@@ -125,3 +125,20 @@ def test_a_too_old_k3s_cluster_is_told_to_upgrade_with_k3s_not_with_this_collect
 def test_kubeadm_passes_the_distribution_check_with_its_evidence():
     check = status(assess([api_node("gpu-1")]), "distribution")
     assert check["status"] == "pass" and "kube-system/kubeadm-config exists" in check["message"]
+
+
+def test_device_taints_are_a_caution_naming_what_is_missing_never_a_blocker():
+    summaries = [nodes.summary(api_node("gpu-1"))]
+
+    def check(support):
+        result = readiness.assess("v1.35.4", True, summaries, [], "1.35", {"gpu-1": {"cgroup_fs": "cgroup2fs"}},
+                                  AVAILABLE, cluster_identity.identify("v1.35.4", summaries, kubeadm_config=True),
+                                  support)
+        return result, [c for c in result["checks"] if c["name"] == "device_taints"]
+
+    on, (honoured,) = check({"slice_taints": True, "rules": True, "rules_why": None})
+    assert honoured["status"] == "pass" and on["cautions"] == []
+    off, (missing,) = check({"slice_taints": False, "rules": False, "rules_why": "404 Not Found"})
+    assert off["ready"] and missing["status"] == "warn" and "DRADeviceTaints off" in missing["message"]
+    assert "DeviceTaintRules" in missing["message"] and "1.37" in missing["fix"]
+    assert not check(None)[1]
