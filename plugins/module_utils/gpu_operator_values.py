@@ -54,6 +54,8 @@ def driver_gates(sharing=False, health=False):
     if health:
         gates[HEALTH_GATE] = True
     return gates or None
+
+
 DEFAULT_REPO_URL = "https://helm.ngc.nvidia.com/nvidia"
 
 # GPU Operator chart tags (dra-facts.md), per minor: known patches, possible layouts (the first
@@ -607,8 +609,8 @@ def health_refusals(health, operator, dra_values):
         return []
     return ["gpu_operator_dra_health_check turns on %s, which NVIDIA's DRA driver does not run together with %s "
             "(set in the DRA driver's featureGates by gpu_operator_values or gpu_operator_dra_driver_values): turn "
-            "%s off there, or set gpu_operator_dra_health_check false" % (HEALTH_GATE, " and ".join(clash),
-                                                                           " and ".join(clash))]
+            "%s off there, or set gpu_operator_dra_health_check false"
+            % (HEALTH_GATE, " and ".join(clash), " and ".join(clash))]
 
 
 def consumable_shares_notes(mode, sharing):
