@@ -17,7 +17,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, inventory, sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils import cel, device_taints, inventory, sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils import slices as slice_info
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message, request_json)
 
@@ -162,7 +163,9 @@ def check(kube, name, selectors, config=None, extended_resource_name=None, label
     dry = classes.apply(body, dry_run=True)
     if extended_resource_name and not (dry.get("spec") or {}).get("extendedResourceName"):
         raise DeviceClassError(EXTENDED_RESOURCE_HELP % kube.server_version())
-    result = preview(selectors, slices)
+    result = preview(selectors, slices, slice_info.taint_rules(kube))
+    if result.get("only_tainted"):
+        result["note"] = only_tainted_note(name, result["matched_devices"])
     if require_match:
         if not result["evaluated"]:
             raise DeviceClassError("require_match cannot be checked: %s" % result["reason"], preview=result)
@@ -170,6 +173,8 @@ def check(kube, name, selectors, config=None, extended_resource_name=None, label
             lines = explain_no_match(selectors, slices)
             raise DeviceClassError("DeviceClass %s would match no device: %s" % (name, "; ".join(lines)),
                                    explanation=lines, preview=result)
+        if result.get("only_tainted"):
+            raise DeviceClassError(result["note"], preview=result)
     return {"live": live, "body": body, "dry": dry, "preview": result,
             "changed": apply_changes(live, dry)}
 
@@ -195,8 +200,18 @@ def list_problems(kube, entries, require_match=False, labels=None):
     return problems
 
 
-def preview(selectors, slices):
-    """Which live devices the selectors match; never guesses.
+def only_tainted_note(name, matched):
+    """The words for a class whose every matching device is tainted NoSchedule or NoExecute."""
+    return ("DeviceClass %s matches only tainted devices, which no claim without tolerations gets: %s (see "
+            "docs/maintenance.md; dra.gpu.gpu_maintenance state in_service for this collection's rules)"
+            % (name, "; ".join("%s/%s %s" % (d["node"] or d["pool"], d["name"], ", ".join(d["taints"]))
+                               for d in matched)))
+
+
+def preview(selectors, slices, rules=()):
+    """Which live devices the selectors match; never guesses. Each match says whether it is tainted
+    NoSchedule/NoExecute (its driver's taint or a DeviceTaintRule's in ``rules``), and
+    ``only_tainted`` whether every match is.
 
     Returns a dict with ``evaluated`` (False with ``reason`` when the local evaluator cannot
     answer), ``matched_devices``, ``devices_considered`` and ``runtime_errors`` (devices where
@@ -211,11 +226,12 @@ def preview(selectors, slices):
             for device in spec.get("devices") or []:
                 considered += 1
                 ok, error = compiled.match(spec["driver"], device)
-                flat = inventory.flatten_device(item, device, {})
+                flat = inventory.flatten_device(item, device, {}, rules)
                 if ok:
                     matched.append({"node": flat["node"], "driver": flat["driver"], "pool": flat["pool"],
                                     "name": flat["name"], "model": inventory.device_model(flat),
-                                    "memory": flat["capacity"].get("memory")})
+                                    "memory": flat["capacity"].get("memory"), "tainted": flat["tainted"],
+                                    "taints": [device_taints.describe(t) for t in flat["taints"]]})
                 elif error and len(errors) < 5:
                     errors.append({"device": "%s/%s/%s" % (flat["driver"], flat["pool"], flat["name"]),
                                    "error": error})
@@ -223,7 +239,7 @@ def preview(selectors, slices):
         return {"evaluated": False, "reason": str(exc), "matched_devices": None, "devices_considered": None,
                 "runtime_errors": []}
     return {"evaluated": True, "reason": None, "matched_devices": matched, "devices_considered": considered,
-            "runtime_errors": errors}
+            "runtime_errors": errors, "only_tainted": bool(matched) and all(d["tainted"] for d in matched)}
 
 
 def explain_no_match(selectors, slices):

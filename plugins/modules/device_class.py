@@ -66,8 +66,9 @@ options:
     type: dict
   require_match:
     description:
-      - Fail, before changing anything, when the preview finds no live device matching the class, or when the
-        preview cannot evaluate the selectors.
+      - Fail, before changing anything, when the preview finds no live device matching the class, when every
+        device it matches is tainted NoSchedule or NoExecute (out of service), or when the preview cannot evaluate
+        the selectors.
     type: bool
     default: false
 attributes:
@@ -125,12 +126,16 @@ matched_devices:
   type: list
   elements: dict
   sample:
-    - {node: node-a, driver: gpu.nvidia.com, pool: node-a, name: gpu-0, model: NVIDIA A10, memory: 23028Mi}
+    - {node: node-a, driver: gpu.nvidia.com, pool: node-a, name: gpu-0, model: NVIDIA A10, memory: 23028Mi,
+       tainted: false, taints: []}
 preview:
   description:
     - C(evaluated) (false, with C(reason), when the expressions use something the local preview cannot evaluate),
       C(devices_considered) and C(runtime_errors) (devices on which an expression fails at run time, which
       leaves pods Pending on a real cluster).
+    - C(only_tainted) is true, with a C(note) naming the devices and their taints, when every device the class matches
+      is tainted NoSchedule or NoExecute (a health taint of its driver, a DeviceTaintRule), so no claim without
+      tolerations gets one; O(require_match) then fails.
   returned: when O(state=present)
   type: dict
 """

@@ -173,3 +173,16 @@ def test_preview_lists_matches_and_runtime_errors():
 def test_preview_says_when_it_cannot_evaluate():
     result = dc.preview(["device.driver.reverse() == 'x'"], [slice_of("gpu.nvidia.com")])
     assert result["evaluated"] is False and "reverse" in result["reason"] and result["matched_devices"] is None
+
+
+def test_preview_says_when_a_class_matches_only_tainted_devices():
+    tainted = slice_of("gpu.nvidia.com")
+    tainted["spec"]["devices"][0]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]
+    result = dc.preview(["device.driver == 'gpu.nvidia.com'"], [tainted])
+    assert result["only_tainted"] and result["matched_devices"][0]["taints"] == ["gpu.nvidia.com/xid=79:NoSchedule"]
+    note = dc.only_tainted_note("gpu.nvidia.com", result["matched_devices"])
+    assert "matches only tainted devices" in note and "n/gpu-0 gpu.nvidia.com/xid=79:NoSchedule" in note
+    rule = {"metadata": {"name": "r"}, "spec": {"deviceSelector": {"device": "gpu-0"},
+                                                 "taint": {"key": "k", "effect": "NoExecute"}}}
+    assert dc.preview(["true"], [slice_of("gpu.nvidia.com")], [rule])["only_tainted"]
+    assert not dc.preview(["true"], [slice_of("gpu.nvidia.com")])["only_tainted"]
