@@ -8,6 +8,8 @@ publish their GPUs from the start (driver mode always; node-b: four L4).
 
 import json
 import os
+import pathlib
+import sys
 import uuid
 
 import pytest
@@ -22,6 +24,9 @@ CLASS = "it-maintenance-gpu"
 NODE = "node-b"
 MODULE = "dra.gpu.gpu_maintenance"
 PLAYBOOK = os.path.join(old_lab.ROOT, "playbooks", "gpu_maintenance.yml")
+ARTIFACTS = pathlib.Path(old_lab.ROOT) / "tests" / "output"
+sys.path.insert(0, os.path.join(old_lab.ROOT, "tests"))
+from browser import dump_dom, screenshot  # noqa: E402 - tests/browser.py: headless chromium
 
 
 def settings():
@@ -80,7 +85,7 @@ def lab():
     old_lab.stop(old_lab.NEW_VERSION, **settings())
 
 
-def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_and_back_in_service(lab):
+def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_and_back_in_service(lab, tmp_path):
     ns = "it-maint-" + uuid.uuid4().hex[:6]
     lab.core.create_namespace({"metadata": {"name": ns}})
     wait_for_object(lab.core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
@@ -129,6 +134,14 @@ def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_a
         usage = run_module("dra.gpu.gpu_usage_info", {"render": ["html"]}, env=lab.env)
         row = [d for n in usage["nodes"] if n["name"] == NODE for d in n["devices"] if d["name"] == gpu][0]
         assert row["state"] == "tainted" and "DeviceTaintRule %s" % rule_name in usage["html"]
+        # the page as a person sees it: chromium shows the GPU out of service, why and since when
+        page = tmp_path / "gpu-usage.html"
+        page.write_text(usage["html"])
+        screenshot(str(page), str(ARTIFACTS / "report-screenshot-tainted.png"))
+        dom = dump_dom(str(page))
+        since = row["taints"][0]["time_added"]
+        assert "tainted (out of service)" in dom and "dra.gpu/maintenance:NoExecute (DeviceTaintRule %s) since %s" % (
+            rule_name, since) in dom, dom[-3000:]
         assert dict((c["class"], c["free"]) for c in usage["free_by_class"])[CLASS] == 1 + 2  # node-a's two A10
         fit = run_module("dra.gpu.gpu_fit", {"nodes": [NODE], "workloads": [{"name": "w", "memory": "1Gi",
                                                                              "replicas": 4}]}, env=lab.env)
