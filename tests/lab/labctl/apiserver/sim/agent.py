@@ -348,9 +348,10 @@ class Simulator:
                     self.server_forms[key] = actual
                     dropped.append(device["name"])
         if dropped:
-            features = ["DRAConsumableCapacity"] if any("allowMultipleAllocations" in d and
-                                                        "allowMultipleAllocations" not in by_name.get(d["name"], {})
-                                                        for d in sent["devices"]) else ["unknown"]
+            features = [feature for feature, field in (("DRAConsumableCapacity", "allowMultipleAllocations"),
+                                                       ("DRADeviceTaints", "taints"))
+                        if any(field in d and field not in by_name.get(d["name"], {}) for d in sent["devices"])]
+            features = features or ["unknown"]
             LOG.warning('pool "%s": some fields were dropped by the apiserver, probably because these features '
                         "are disabled: %s (devices %s); publishing them as stored", node_name,
                         " ".join(features), ", ".join(sorted(dropped)))
