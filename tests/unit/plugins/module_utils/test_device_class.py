@@ -182,7 +182,7 @@ def test_preview_says_when_a_class_matches_only_tainted_devices():
     assert result["only_tainted"] and result["matched_devices"][0]["taints"] == ["gpu.nvidia.com/xid=79:NoSchedule"]
     note = dc.only_tainted_note("gpu.nvidia.com", result["matched_devices"])
     assert "matches only tainted devices" in note and "n/gpu-0 gpu.nvidia.com/xid=79:NoSchedule" in note
-    rule = {"metadata": {"name": "r"}, "spec": {"deviceSelector": {"device": "gpu-0"},
-                                                 "taint": {"key": "k", "effect": "NoExecute"}}}
+    spec = {"deviceSelector": {"device": "gpu-0"}, "taint": {"key": "k", "effect": "NoExecute"}}
+    rule = {"metadata": {"name": "r"}, "spec": spec}
     assert dc.preview(["true"], [slice_of("gpu.nvidia.com")], [rule])["only_tainted"]
     assert not dc.preview(["true"], [slice_of("gpu.nvidia.com")])["only_tainted"]
