@@ -17,6 +17,8 @@ MAX_CHART_ROWS = 50
 TEXT_BAR_WIDTH = 20
 ALLOCATED_COLOUR = "#2f5fb3"
 FREE_COLOUR = "#b9d7b0"
+# Devices out of service (tainted NoSchedule/NoExecute, no claim): drawn only where there are any.
+TAINTED_COLOUR = "#d98c8c"
 
 _WIDTH = 1160               # the page's content width: the chart lines up with the tables
 _NUMBERS_WIDTH = 190        # "12 allocated, 36 free of 48" right of the bars
@@ -66,9 +68,12 @@ def _label_width(rows):
     return max(_MIN_LABEL_WIDTH, int(longest * _CHAR_WIDTH))
 
 
-def _legend(bar_left):
+def _legend(bar_left, tainted=False):
     items, x = [], 0
-    for colour, text in ((ALLOCATED_COLOUR, "allocated (in use or idle)"), (FREE_COLOUR, "free")):
+    entries = ((ALLOCATED_COLOUR, "allocated (in use or idle)"), (FREE_COLOUR, "free"))
+    if tainted:
+        entries += ((TAINTED_COLOUR, "tainted (out of service)"),)
+    for colour, text in entries:
         items.append('<rect x="%d" y="4" width="14" height="14" fill="%s"/>'
                      '<text x="%d" y="16">%s</text>' % (x, colour, x + 20, text))
         x += 220
@@ -82,14 +87,21 @@ def _bar_row(row, index, bar_left, scale):
     allocated_width = round(allocated * scale, 1)
     free_width = round(free * scale, 1)
     label = row_label(row)
+    tainted = row.get("tainted") or 0
+    tainted_bar = '<rect class="tainted" x="%s" y="%d" width="%s" height="%d" fill="%s"/>' % (
+        round(bar_left + allocated_width + free_width, 1), top, round(tainted * scale, 1), _BAR_HEIGHT,
+        TAINTED_COLOUR) if tainted else ""
     return ('<g class="bar-row"><title>%s</title>'
             '<text x="%d" y="%d" text-anchor="end">%s</text>'
             '<rect class="allocated" x="%d" y="%d" width="%s" height="%d" fill="%s"/>'
-            '<rect class="free" x="%s" y="%d" width="%s" height="%d" fill="%s"/>'
+            '<rect class="free" x="%s" y="%d" width="%s" height="%d" fill="%s"/>%s'
             '<text x="%d" y="%d">%d allocated, %d free of %d</text></g>'
-            % (escape(label), bar_left - 10, text_y, escape(_shortened_label(row)),
+            # The numbers column has room for two counts; the tainted ones are the red bar, named in the
+            # row's title (shown on hover) and in the node's table.
+            % (escape(label + (": %d tainted (out of service)" % tainted if tainted else "")), bar_left - 10, text_y,
+               escape(_shortened_label(row)),
                bar_left, top, allocated_width, _BAR_HEIGHT, ALLOCATED_COLOUR,
-               round(bar_left + allocated_width, 1), top, free_width, _BAR_HEIGHT, FREE_COLOUR,
+               round(bar_left + allocated_width, 1), top, free_width, _BAR_HEIGHT, FREE_COLOUR, tainted_bar,
                _WIDTH - _NUMBERS_WIDTH + 12, text_y, allocated, free, devices))
 
 
@@ -105,7 +117,7 @@ def bar_chart(rows):
     body = "".join(_bar_row(row, index, bar_left, scale) for index, row in enumerate(rows))
     return ('<svg class="chart" xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" '
             'viewBox="0 0 %d %d"><title>Devices per node and model: allocated and free</title>%s%s</svg>'
-            % (_WIDTH, height, _WIDTH, height, _legend(bar_left), body))
+            % (_WIDTH, height, _WIDTH, height, _legend(bar_left, any(row.get("tainted") for row in rows)), body))
 
 
 def text_bar(row):

@@ -362,3 +362,7 @@ def test_a_tainted_gpu_shows_why_and_since_when_on_the_page_and_in_markdown():
     assert "tainted (out of service); **TAINTED**: gpu.nvidia.com/xid=79:NoSchedule since 2026-12-05T15:00:00Z; " \
            "dra.gpu/maintenance:NoExecute (DeviceTaintRule dra-gpu-maintenance-gpu-node-1-gpu-1)" in text
     assert "tainted" not in usage_report.html_page(USAGE)
+    usage["by_node_model"][0].update(tainted=1, free=0)
+    chart = usage_chart.bar_chart(usage_chart.chart_rows(usage["by_node_model"])[0])
+    assert 'class="tainted"' in chart and "tainted (out of service)" in chart
+    assert 'class="tainted"' not in usage_chart.bar_chart(usage_chart.chart_rows(USAGE["by_node_model"])[0])
