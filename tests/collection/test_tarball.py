@@ -22,9 +22,12 @@ GALAXY = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
 
 # Measured when this test was written: 373,674 bytes (gzip), 324 members, built from the
 # working tree (530,487 bytes and 413 members before build_ignore left out tests/lab,
-# tests/integration and the rest of the developer machinery). The budget is 1.5x that: room
-# for the collection to grow, while a stray directory or a binary fails the test.
-SIZE_BUDGET = 560_000
+# tests/integration and the rest of the developer machinery). The budget was 1.5x that: room
+# for the collection to grow, while a stray directory or a binary fails the test. Issues 27, 28
+# and 30 (memory shares, health and maintenance: three modules, a role, their unit tests and
+# docs) took it to 560,533 bytes and 417 members, nothing stray among them (2026-12-06): the
+# budget is now 1.25x that.
+SIZE_BUDGET = 700_000
 
 # What must never ship, as regular expressions on member names (no trailing slash).
 FORBIDDEN = {

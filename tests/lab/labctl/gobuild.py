@@ -61,6 +61,15 @@ def go_build(cwd, packages, output, log, ldflags="", tags="", cgo=False):
     run_go(cmd + list(packages), cwd, log, {"CGO_ENABLED": "1" if cgo else "0"})
 
 
+def vendored_build(args, cwd, log_path):
+    """``go build ARGS`` in a checkout of someone else's module (NVIDIA's, for make real-plugin),
+    offline from its committed vendor/ directory, with cgo (NVML is a C library); output appended
+    to ``log_path``. BuildError names the log."""
+    with open(log_path, "a") as log:
+        run_go(["go", "build"] + list(args), cwd, log,
+               {"GOFLAGS": "-mod=vendor", "GOPROXY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "1"})
+
+
 def write_if_changed(path, text):
     if os.path.exists(path):
         with open(path) as handle:

@@ -6,11 +6,13 @@ import shutil
 import subprocess
 import tempfile
 
+from labctl import gobuild
+
 GO_ENV = {"GOFLAGS": "-mod=vendor", "GOTOOLCHAIN": "local", "GOPROXY": "off"}
 
 
-class BuildError(RuntimeError):
-    pass
+# One error type for the lab's builds and these (gobuild runs the go commands of both).
+BuildError = gobuild.BuildError
 
 
 def commit_of(repo, ref):
@@ -44,7 +46,7 @@ def plugin(repo, ref, cache):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache) as src:
             export(repo, commit, src)
-            run_logged(["go", "build", "-o", target + ".tmp", "./cmd/gpu-kubelet-plugin"], src, target + ".log")
+            gobuild.vendored_build(["-o", target + ".tmp", "./cmd/gpu-kubelet-plugin"], src, target + ".log")
         os.rename(target + ".tmp", target)
     return commit, target
 
@@ -60,8 +62,8 @@ def mock_nvml(repo, ref, cache):
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache) as src:
             export(repo, commit, src)
-            run_logged(["go", "build", "-buildmode=c-shared", "-o", cuda + ".tmp", "./bridge"],
-                       os.path.join(src, "pkg", "gpu", "mockcuda"), os.path.join(out, "build-cuda.log"))
+            gobuild.vendored_build(["-buildmode=c-shared", "-o", cuda + ".tmp", "./bridge"],
+                                   os.path.join(src, "pkg", "gpu", "mockcuda"), os.path.join(out, "build-cuda.log"))
         os.rename(cuda + ".tmp", cuda)
     if not os.path.exists(lib):
         os.makedirs(out, exist_ok=True)

@@ -25,7 +25,7 @@ CLIENT_PACKAGE = "cmd/dra-gpu-lab-kubeletclient"
 NVIDIA_MAJOR = 195
 
 
-def build_client(dra_repo, commit, cache, export, run):
+def build_client(dra_repo, commit, cache, export, build):
     """The kubeletclient command built inside an export of NVIDIA's repository (its vendor/)."""
     source = os.path.join(os.path.dirname(__file__), "kubeletclient", "main.go")
     with open(source, "rb") as handle:
@@ -38,7 +38,7 @@ def build_client(dra_repo, commit, cache, export, run):
             os.makedirs(os.path.join(src, CLIENT_PACKAGE))
             with open(source) as handle, open(os.path.join(src, CLIENT_PACKAGE, "main.go"), "w") as out:
                 out.write(handle.read())
-            run(["go", "build", "-o", target + ".tmp", "./" + CLIENT_PACKAGE], src, target + ".log")
+            build(["-o", target + ".tmp", "./" + CLIENT_PACKAGE], src, target + ".log")
         os.rename(target + ".tmp", target)
     return target
 

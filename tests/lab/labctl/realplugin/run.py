@@ -22,6 +22,7 @@ import time
 import yaml
 from kubernetes import client, config, watch
 
+from labctl import gobuild
 from labctl.apiserver.sim import gpus, pool, topology
 from labctl.realplugin import build, compare, mockroot, prepare
 
@@ -134,7 +135,7 @@ def prepare_phase(args, kubeconfig, nodes, lib, libcuda, profiles, hook, version
     """Item 2: main in memory mode on the per-model nodes the simulator does not know; claims
     allocated by the scheduler, prepared through NVIDIA's plugin (prepare.check)."""
     commit, binary = build.plugin(args.dra_repo, "main", args.cache)
-    kubeletclient = prepare.build_client(args.dra_repo, commit, args.cache, build.export, build.run_logged)
+    kubeletclient = prepare.build_client(args.dra_repo, commit, args.cache, build.export, gobuild.vendored_build)
     mine = [(node, name, model, minors) for node, name, model, minors in nodes if name != node["name"]]
     roots, minor_of, procs = {}, {}, []
     for node, name, model, minors in mine:
