@@ -616,6 +616,33 @@ def published_attribute(device, name):
     return plain_attribute(value) if value is not None else None
 
 
+def claim_holder(name, run_id, settings, claim_name, hold_seconds):
+    """A pod that keeps a shared claim reserved while the probes run. A claim no pod holds is
+    deallocated: were the first probe done before the next one is scheduled, the scheduler would
+    allocate the claim anew, maybe on another node, and the probes would not share one GPU. It
+    runs the probe's own image and command (so it needs nothing the probe does not) and restarts
+    them until the cleanup: a pod that restarts never ends, so the claim stays reserved for it."""
+    s = settings
+    pod = pod_manifest(name, run_id, s.image, s.command, {"resourceClaimName": claim_name}, s.node_selector,
+                       s.tolerations, s.probe_security, None)
+    pod["metadata"]["labels"][ROLE_LABEL] = HOLDER
+    pod["spec"]["restartPolicy"] = "Always"
+    pod["spec"]["activeDeadlineSeconds"] = int(hold_seconds)
+    return pod
+
+
+def holder_scheduled(pods):
+    """None while waiting; ("done", pod) once the scheduler bound the holder (its claim is then
+    allocated and reserved for it); ("failed", SmokeFailure) when it cannot be."""
+    for pod in pods:
+        if (pod.get("spec") or {}).get("nodeName"):
+            return "done", pod
+        failure = pod_failure(pod, {})
+        if failure is not None:
+            return "failed", failure
+    return None
+
+
 def holder_verdict(pods):
     """None while waiting; ("done", pod) when the one holder runs; ("failed", SmokeFailure)."""
     for pod in pods:

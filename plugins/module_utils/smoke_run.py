@@ -89,11 +89,14 @@ class SmokeRun:
             return self.run_share()
         claim_ref = self._claim_ref()
         s = self.settings
+        if s.probe_pods > 1:
+            self._hold_shared_claim(claim_ref["resourceClaimName"])
         for index in range(s.probe_pods):
-            self._create("Pod", smoke.pod_manifest(
-                "smoke-%s-%d" % (self.run_id, index), self.run_id, s.image, s.command, claim_ref,
-                s.node_selector, s.tolerations, s.probe_security, s.pod_annotations))
-        pods = self._wait_for_pods()
+            probe = smoke.pod_manifest("smoke-%s-%d" % (self.run_id, index), self.run_id, s.image, s.command,
+                                       claim_ref, s.node_selector, s.tolerations, s.probe_security, s.pod_annotations)
+            probe["metadata"]["labels"][smoke.ROLE_LABEL] = smoke.PROBE
+            self._create("Pod", probe)
+        pods = self._wait_for_pods("%s,%s=%s" % (self.selector, smoke.ROLE_LABEL, smoke.PROBE))
         result = self._verify(pods)
         result["timings"] = dict(self.timings, verified_after=round(self.clock() - self.started, 3))
         result["namespace"] = self.namespace
@@ -145,6 +148,23 @@ class SmokeRun:
         if not kept["available"]:
             raise SmokeFailure("capacity_dropped", "share_memory %s cannot be tested here: %s" % (
                 self.settings.share_memory, kept["reason"]))
+
+    def _hold_shared_claim(self, claim_name):
+        """The pod that keeps the shared claim reserved (smoke.claim_holder), once it is scheduled."""
+        s = self.settings
+        holder = "smoke-%s-hold" % self.run_id
+        self._create("Pod", smoke.claim_holder(holder, self.run_id, s, claim_name, int(s.timeout) + 60))
+        list_fn = self.kube.core.list_namespaced_pod
+        selector = "metadata.name=%s" % holder
+        try:
+            verdict, value = self._wait_for(
+                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
+                smoke.holder_scheduled, "pod %s, holding the shared claim %s, to be scheduled" % (holder, claim_name),
+                self._remaining(), namespace=self.namespace, field_selector=selector)
+        except watch.WaitTimeout as exc:
+            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
+        if verdict == "failed":
+            raise value
 
     def _hold_share(self, index, selectors, hold):
         """Claim ``smoke-<run>-share-<index>`` and the pod that holds it, once the pod runs:
