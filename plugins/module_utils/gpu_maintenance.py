@@ -23,7 +23,7 @@ __metaclass__ = type
 import hashlib
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets
+from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets, inventory
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import DRA_DRIVER as DRIVER
 
@@ -55,19 +55,13 @@ def _attribute(device, name):
 
 
 def published(slices, driver=DRIVER):
-    """Every device ``driver`` publishes: {driver, pool, node, device, uuid, attributes}."""
-    found = []
-    for item in slices:
-        spec = item.get("spec") or {}
-        if spec.get("driver") != driver:
-            continue
-        for device in spec.get("devices") or []:
-            found.append({"driver": driver, "pool": (spec.get("pool") or {}).get("name"), "node": spec.get("nodeName"),
-                          "device": device["name"], "uuid": _attribute(device, "uuid"),
-                          "attributes": dict((k.split("/")[-1], _value(v))
-                                             for k, v in (device.get("attributes") or {}).items()),
-                          "taints": device.get("taints") or []})
-    return found
+    """Every device ``driver`` publishes in the newest complete generation of its pool, as the
+    scheduler sees them (inventory.selected_devices): {driver, pool, node, device, uuid, attributes}."""
+    entries, _problems = inventory.selected_devices(slices, driver)
+    return [{"driver": driver, "pool": item["spec"]["pool"]["name"], "node": node, "device": device["name"],
+             "uuid": _attribute(device, "uuid"),
+             "attributes": dict((k.split("/")[-1], _value(v)) for k, v in (device.get("attributes") or {}).items())}
+            for item, device, node in entries]
 
 
 def choose(devices, by_name=(), uuids=(), selector=None):

@@ -29,6 +29,17 @@ def test_devices_are_chosen_by_name_uuid_and_selector():
     assert len(maint.choose(DEVICES, selector={"driverVersion": "580.126.20"})) == 4
 
 
+def test_only_the_newest_complete_generation_of_a_pool_counts():
+    old = slice_of("node-a", ("gpu-0", "NVIDIA A10"), ("gpu-7", "NVIDIA A10"))
+    new = slice_of("node-a", ("gpu-0", "NVIDIA A10"))
+    old["spec"]["pool"].update(generation=1, resourceSliceCount=1)
+    new["spec"]["pool"].update(generation=2, resourceSliceCount=1)
+    devices = maint.published([old, new])
+    assert names(devices) == ["node-a/gpu-0"]
+    with pytest.raises(maint.MaintenanceRefused):
+        maint.choose(devices, by_name=[{"node": "node-a", "device": "gpu-7"}])
+
+
 def test_what_matches_nothing_is_refused_by_name():
     with pytest.raises(maint.MaintenanceRefused) as err:
         maint.choose(DEVICES, by_name=[{"node": "node-b", "device": "gpu-9"}], uuids=["GPU-x"])
