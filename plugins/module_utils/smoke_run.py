@@ -154,15 +154,8 @@ class SmokeRun:
         s = self.settings
         holder = "smoke-%s-hold" % self.run_id
         self._create("Pod", smoke.claim_holder(holder, self.run_id, s, claim_name, int(s.timeout) + 60))
-        list_fn = self.kube.core.list_namespaced_pod
-        selector = "metadata.name=%s" % holder
-        try:
-            verdict, value = self._wait_for(
-                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
-                smoke.holder_scheduled, "pod %s, holding the shared claim %s, to be scheduled" % (holder, claim_name),
-                self._remaining(), namespace=self.namespace, field_selector=selector)
-        except watch.WaitTimeout as exc:
-            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
+        verdict, value = self._watch_pod(holder, smoke.holder_scheduled,
+                                         "pod %s, holding the shared claim %s, to be scheduled" % (holder, claim_name))
         if verdict == "failed":
             raise value
 
@@ -175,16 +168,9 @@ class SmokeRun:
                                                         "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION)))
         holder = "smoke-%s-hold-%d" % (self.run_id, index)
         self._create("Pod", smoke.share_pod(smoke.HOLDER, holder, self.run_id, s, name, hold))
-        list_fn = self.kube.core.list_namespaced_pod
-        selector = "metadata.name=%s" % holder
         what = "pod %s, holding a claim of %s%s, to run" % (
             holder, s.share_memory, " on the first one's device" if index else "")
-        try:
-            verdict, value = self._wait_for(
-                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
-                smoke.holder_verdict, what, self._remaining(), namespace=self.namespace, field_selector=selector)
-        except watch.WaitTimeout as exc:
-            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
+        verdict, value = self._watch_pod(holder, smoke.holder_verdict, what)
         if verdict == "failed":
             if not index and value.kind == "unschedulable":
                 message = value.details.get("scheduler_message")
@@ -238,15 +224,8 @@ class SmokeRun:
         self._create("ResourceClaim", smoke.share_claim(name, self.run_id, s.device_class, memory, s.selectors,
                                                         "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION)))
         self._create("Pod", smoke.share_pod(smoke.TOO_BIG, name, self.run_id, s, name, hold))
-        list_fn = self.kube.core.list_namespaced_pod
-        selector = "metadata.name=%s" % name
-        try:
-            verdict, value = self._wait_for(
-                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
-                smoke.too_big_verdict, "the scheduler's verdict on pod %s, asking for %s" % (name, memory),
-                self._remaining(), namespace=self.namespace, field_selector=selector)
-        except watch.WaitTimeout as exc:
-            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
+        verdict, value = self._watch_pod(name, smoke.too_big_verdict,
+                                         "the scheduler's verdict on pod %s, asking for %s" % (name, memory))
         if verdict == "scheduled":
             largest = free[0]["free"] if free else "none"
             raise SmokeFailure("too_big_scheduled", "pod %s asking for %s was placed on %s, although the largest free "
@@ -323,6 +302,19 @@ class SmokeRun:
     def _wait_for(self, lister, list_fn, condition, description, timeout, recheck_every=None, **kwargs):
         return wait_for(self.kube, self.clock, lister, list_fn, condition, description, timeout,
                         recheck_every=recheck_every, **kwargs)
+
+    def _watch_pod(self, name, verdict, description):
+        """Watch the one pod ``name`` until ``verdict`` (smoke.holder_scheduled, holder_verdict,
+        too_big_verdict) returns something, within what is left of the run's timeout; a timeout
+        is the run's SmokeFailure, naming the pod's state."""
+        list_fn = self.kube.core.list_namespaced_pod
+        selector = "metadata.name=%s" % name
+        try:
+            return self._wait_for(
+                lambda: self.kube.list_all(list_fn, namespace=self.namespace, field_selector=selector), list_fn,
+                verdict, description, self._remaining(), namespace=self.namespace, field_selector=selector)
+        except watch.WaitTimeout as exc:
+            raise SmokeFailure("timeout", "%s; %s" % (exc, smoke.describe_pods(exc.state)))
 
     def _pod_verdict(self, pods):
         """None while waiting; ("done", pods) when all completed; ("failed", SmokeFailure)."""

@@ -369,3 +369,60 @@ def test_a_pods_claims_are_paired_with_what_the_claim_watch_recorded(monkeypatch
         run._claims_of([pod])
     assert err.value.kind == "not_allocated"
     assert str(err.value) == "claim c1 of pod p was never seen allocated and reserved"
+
+
+def test_a_pod_watch_that_times_out_fails_the_run_naming_the_pods_state(monkeypatch):
+    run = new_run()
+    seen = {}
+
+    def wait(lister, list_fn, condition, description, timeout, **kwargs):
+        seen.update(kwargs, description=description, condition=condition)
+        raise watch.WaitTimeout("timed out waiting for %s" % description, state=[scheduled("h")])
+    monkeypatch.setattr(run, "_wait_for", wait)
+    with pytest.raises(SmokeFailure) as err:
+        run._watch_pod("h", smoke.holder_scheduled, "pod h to be scheduled")
+    assert err.value.kind == "timeout" and str(err.value).startswith("timed out waiting for pod h to be scheduled; ")
+    assert "h" in str(err.value)[len("timed out waiting for pod h to be scheduled; "):]
+    assert seen == {"namespace": "smoke", "field_selector": "metadata.name=h", "description": "pod h to be scheduled",
+                    "condition": smoke.holder_scheduled}
+
+
+def test_a_shared_claim_is_held_by_a_scheduled_pod_before_any_probe_is_made(monkeypatch):
+    # Without the holder, a claim whose first probe is done before the next is scheduled is
+    # deallocated and may be allocated anew on another node: the probes would not share a GPU.
+    run = new_run(pods=2)
+    steps = []
+    for name in ("check_cluster", "_ensure_namespace", "_record_claims", "_record_prepare_failures"):
+        monkeypatch.setattr(run, name, lambda *a, **k: None)
+
+    def wait(lister, list_fn, condition, description, timeout, **kwargs):
+        steps.append(("wait", kwargs.get("field_selector") or kwargs.get("label_selector")))
+        if condition is smoke.holder_scheduled:
+            assert condition([scheduled("smoke-%s-hold" % run.run_id)]) is None
+            return condition([scheduled("smoke-%s-hold" % run.run_id, "node-a")])
+        return "done", [scheduled("p", "node-a", "Succeeded")]
+    monkeypatch.setattr(run, "_wait_for", wait)
+    monkeypatch.setattr(run, "_verify", lambda pods: {})
+    made = run.kube.core.made
+    original = run.kube.core.create_namespaced_pod
+
+    def create(namespace, body):
+        steps.append(("Pod", body["metadata"]["name"], body["metadata"]["labels"][smoke.ROLE_LABEL]))
+        return original(namespace, body)
+    monkeypatch.setattr(run.kube.core, "create_namespaced_pod", create)
+    run.run()
+    rid = run.run_id
+    assert made[0] == ("resourceclaims", "smoke", "smoke-%s" % rid)
+    assert steps[:2] == [("Pod", "smoke-%s-hold" % rid, smoke.HOLDER), ("wait", "metadata.name=smoke-%s-hold" % rid)]
+    assert steps[2:] == [("Pod", "smoke-%s-0" % rid, smoke.PROBE), ("Pod", "smoke-%s-1" % rid, smoke.PROBE),
+                         ("wait", "%s,%s=%s" % (run.selector, smoke.ROLE_LABEL, smoke.PROBE))]
+
+
+def test_a_claim_for_one_pod_has_no_holder(monkeypatch):
+    run = new_run(pods=1)
+    for name in ("check_cluster", "_ensure_namespace", "_record_claims", "_record_prepare_failures"):
+        monkeypatch.setattr(run, name, lambda *a, **k: None)
+    monkeypatch.setattr(run, "_wait_for", lambda *a, **k: ("done", [scheduled("p", "node-a", "Succeeded")]))
+    monkeypatch.setattr(run, "_verify", lambda pods: {})
+    run.run()
+    assert [m[2] for m in run.kube.core.made if m[0] == "Pod"] == ["smoke-%s-0" % run.run_id]
