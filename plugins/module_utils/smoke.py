@@ -14,7 +14,7 @@ import re
 from collections import namedtuple
 
 from ansible_collections.dra.gpu.plugins.module_utils import capacity_shares, device_taints, inputs, sharing_config
-from ansible_collections.dra.gpu.plugins.module_utils import workload_migration
+from ansible_collections.dra.gpu.plugins.module_utils import inventory, workload_migration
 from ansible_collections.dra.gpu.plugins.module_utils.inventory import plain_attribute
 from ansible_collections.dra.gpu.plugins.module_utils.quantity import QuantityError, human_bytes, parse_quantity
 
@@ -684,23 +684,23 @@ def check_shares(shares, memory):
 
 def free_shares(slices, claims, driver, matches):
     """Per device of ``driver`` that ``matches(device)`` selects: its memory, what the claims'
-    allocations consume of it (a device given whole: all of it) and what is left, largest first."""
+    allocations consume of it (a device given whole: all of it) and what is left, largest first.
+    Only the devices the allocator sees (inventory.selected_devices: each pool's newest complete
+    generation), so that a slice a driver is replacing neither counts a device twice nor names
+    one that is gone."""
     allocated = capacity_shares.Allocated(claims)
     found = []
-    for item in slices:
-        spec = item.get("spec") or {}
-        if spec.get("driver") != driver:
+    entries, _problems = inventory.selected_devices(slices, driver=driver)
+    for item, device, node in entries:
+        published = capacity_shares.capacities(device) or {}
+        if "memory" not in published or not matches(device):
             continue
-        for device in spec.get("devices") or []:
-            published = capacity_shares.capacities(device) or {}
-            if "memory" not in published or not matches(device):
-                continue
-            total = int(published["memory"].value)
-            whole, used = allocated.usage((driver, spec["pool"]["name"], device["name"]))
-            taken = total if whole else int(used.get("memory", 0))
-            found.append({"node": spec.get("nodeName"), "pool": spec["pool"]["name"], "device": device["name"],
-                          "memory": human_bytes(total), "free": human_bytes(max(0, total - taken)),
-                          "free_bytes": max(0, total - taken)})
+        pool = item["spec"]["pool"]["name"]
+        total = int(published["memory"].value)
+        whole, used = allocated.usage((driver, pool, device["name"]))
+        free = max(0, total - (total if whole else int(used.get("memory", 0))))
+        found.append({"node": node, "pool": pool, "device": device["name"], "memory": human_bytes(total),
+                      "free": human_bytes(free), "free_bytes": free})
     return sorted(found, key=lambda f: (-f["free_bytes"], f["node"] or "", f["device"]))
 
 

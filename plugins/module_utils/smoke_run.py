@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, consumable_capacity, smoke, watch
+from ansible_collections.dra.gpu.plugins.module_utils import cel, consumable_capacity, inventory, smoke, watch
 from ansible_collections.dra.gpu.plugins.module_utils import slices as slice_info
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
@@ -188,14 +188,12 @@ class SmokeRun:
         return max(1, self.settings.timeout - (self.clock() - self.started))
 
     def _published(self, slices, share):
-        """The slice entry of the device a share is on, with its node."""
-        for item in slices:
-            spec = item.get("spec") or {}
-            if (spec.get("driver"), spec["pool"]["name"]) != (share["driver"], share["pool"]):
-                continue
-            for device in spec.get("devices") or []:
-                if device["name"] == share["device"]:
-                    return dict(device, node=spec.get("nodeName"))
+        """The slice entry of the device a share is on, with its node, from the pool generation
+        the allocator used (inventory.selected_devices)."""
+        entries, _problems = inventory.selected_devices(slices, driver=share["driver"], pool=share["pool"])
+        for _item, device, node in entries:
+            if device["name"] == share["device"]:
+                return dict(device, node=node)
         raise SmokeFailure("unknown_device", "allocated device %s/%s/%s is in no ResourceSlice" % (
             share["driver"], share["pool"], share["device"]))
 

@@ -426,3 +426,15 @@ def test_a_claim_for_one_pod_has_no_holder(monkeypatch):
     monkeypatch.setattr(run, "_verify", lambda pods: {})
     run.run()
     assert [m[2] for m in run.kube.core.made if m[0] == "Pod"] == ["smoke-%s-0" % run.run_id]
+
+
+def test_a_shares_device_is_looked_up_in_its_pools_newest_generation():
+    def item(generation, node):
+        return {"metadata": {"name": "s%d" % generation}, "spec": {
+            "driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": "p", "generation": generation},
+            "devices": [{"name": "gpu-0", "attributes": {"uuid": {"string": "GPU-%d" % generation}}}]}}
+    share = {"driver": "gpu.nvidia.com", "pool": "p", "device": "gpu-0"}
+    found = new_run()._published([item(1, "node-a"), item(2, "node-b")], share)
+    assert (found["node"], smoke.published_attribute(found, "uuid")) == ("node-b", "GPU-2")
+    with pytest.raises(SmokeFailure, match="allocated device gpu.nvidia.com/p/gpu-1 is in no ResourceSlice"):
+        new_run()._published([item(2, "node-b")], dict(share, device="gpu-1"))

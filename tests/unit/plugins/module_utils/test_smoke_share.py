@@ -111,6 +111,18 @@ def test_free_shares_count_every_claims_shares_and_whole_devices_largest_first()
     assert smoke.too_big([]) == "1Mi"
 
 
+def test_free_shares_count_only_each_pools_newest_complete_generation_as_the_allocator():
+    old = pool("node-a", device("gpu-0"), device("gpu-1"))
+    new = pool("node-a", device("gpu-0"))
+    old["spec"]["pool"]["generation"], new["spec"]["pool"]["generation"] = 1, 2
+    new["metadata"]["name"] = "node-a-slice-2"
+    free = smoke.free_shares([old, new], [claim("a", "node-a", "gpu-0", "8Gi", "s1")], DRIVER, lambda d: True)
+    assert [(f["node"], f["device"], f["free"]) for f in free] == [("node-a", "gpu-0", "14842Mi")]
+    incomplete = pool("node-b", device("gpu-0"))
+    incomplete["spec"]["pool"]["resourceSliceCount"] = 2
+    assert smoke.free_shares([incomplete], [], DRIVER, lambda d: True) == []
+
+
 def test_the_unschedulable_reason_in_plain_words_then_the_schedulers():
     free = [{"node": "node-b", "device": "gpu-0", "free": "6650Mi"}]
     assert smoke.unschedulable_why("6651Mi", free, "0/2 nodes are available: 2 cannot allocate all claims.") == (
