@@ -79,10 +79,7 @@ def _ensure_namespace(kube, namespace, made):
             raise
     # The pods run pause only: the restricted Pod Security level admits them.
     _create(kube, namespace, made, smoke.namespace_manifest(namespace, "restricted"))
-    list_fn = kube.core.list_namespaced_service_account
-    smoke_run.wait_for(kube, time.monotonic, lambda: kube.list_all(list_fn, namespace=namespace), list_fn,
-                       lambda items: any(i["metadata"]["name"] == "default" for i in items) or None,
-                       "the default service account of namespace %s" % namespace, 30, namespace=namespace)
+    smoke_run.wait_for_default_service_account(kube, time.monotonic, namespace)
     return True
 
 

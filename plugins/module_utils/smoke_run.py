@@ -36,6 +36,14 @@ def wait_for(kube, clock, lister, list_fn, condition, description, timeout, rech
     return result
 
 
+def wait_for_default_service_account(kube, clock, namespace, timeout=30):
+    """Pods in a namespace just made need its default service account, which a controller adds."""
+    list_fn = kube.core.list_namespaced_service_account
+    wait_for(kube, clock, lambda: kube.list_all(list_fn, namespace=namespace), list_fn,
+             lambda items: any(i["metadata"]["name"] == "default" for i in items) or None,
+             "the default service account of namespace %s" % namespace, timeout, namespace=namespace)
+
+
 def run_and_clean_up(kube, params):
     """The smoke test with ``params`` (the module's options), then its cleanup unless it is to
     keep its objects. Returns (passed, result): the keyword arguments of exit_json or fail_json."""
@@ -280,12 +288,7 @@ class SmokeRun:
                 raise
         self._create("Namespace", smoke.namespace_manifest(self.namespace, self.settings.namespace_security))
         self.namespace_created = True
-        # Pods need the namespace's default service account, which a controller adds.
-        list_fn = self.kube.core.list_namespaced_service_account
-        self._wait_for(lambda: self.kube.list_all(list_fn, namespace=self.namespace), list_fn,
-                       lambda items: any(i["metadata"]["name"] == "default" for i in items) or None,
-                       "the default service account of namespace %s" % self.namespace, 30,
-                       namespace=self.namespace)
+        wait_for_default_service_account(self.kube, self.clock, self.namespace)
 
     def _claim_ref(self):
         s = self.settings

@@ -301,11 +301,12 @@ def test_a_missing_namespace_is_made_with_its_pod_security_and_waited_for(monkey
     run = new_run(RunKube(namespace_status=404), pod_security="baseline")
     waited = []
 
-    def wait(lister, list_fn, condition, description, timeout, **kwargs):
+    def wait(kube, clock, lister, list_fn, condition, description, timeout, **kwargs):
         waited.append(description)
+        assert list_fn == kube.core.list_namespaced_service_account and kwargs == {"namespace": "smoke"}
         assert condition([{"metadata": {"name": "builder"}}]) is None
         assert condition([{"metadata": {"name": "default"}}]) is True
-    monkeypatch.setattr(run, "_wait_for", wait)
+    monkeypatch.setattr(smoke_run, "wait_for", wait)
     run._ensure_namespace()
     kind, body = run.kube.core.made[0]
     assert kind == "Namespace" and body["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
