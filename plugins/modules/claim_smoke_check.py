@@ -53,7 +53,15 @@ options:
         C(count) and C(selectors).
     type: list
     elements: dict
-  pods: {description: Number of probe pods. More than one share a single ResourceClaim., type: int, default: 1}
+  pods:
+    description:
+      - Number of probe pods. More than one share a single ResourceClaim.
+      - With more than one, a holder pod (the probe's image and command, restarted until the cleanup) is made first
+        and scheduled before any probe, so that the claim stays reserved while the probes run; otherwise a claim
+        whose first probe is done before the next is scheduled is deallocated and may be allocated anew on another
+        node.
+    type: int
+    default: 1
   image: {description: Probe image., type: str, default: nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04}
   command:
     description: Probe command; it must print its findings to C(/dev/termination-log) (or stdout, the fallback).
