@@ -17,7 +17,7 @@ import datetime
 import time
 
 from ansible_collections.dra.gpu.plugins.module_utils import (
-    cel, consumable_capacity, extended_resource, gpu_workloads, inputs, watch)
+    cel, consumable_capacity, extended_resource, gpu_workloads, inputs, inventory, watch)
 from ansible_collections.dra.gpu.plugins.module_utils import workload_migration as wm
 from ansible_collections.dra.gpu.plugins.module_utils.client import (
     PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
@@ -274,8 +274,9 @@ class Migration:
         try:
             selectors = cel.Selectors([e for e in expressions if e])
             slices, _version = self.kube.slices()
-            matched = [(item["spec"].get("nodeName") or item["spec"]["pool"]["name"], device) for item in slices
-                       for device in item["spec"].get("devices") or []
+            # The devices the allocator sees: each pool's newest complete generation.
+            entries, _problems = inventory.selected_devices(slices)
+            matched = [(node or item["spec"]["pool"]["name"], device) for item, device, node in entries
                        if selectors.match_cached(item["spec"]["driver"], device)[0]]
         except cel.Unsupported as exc:
             # Not known here; the rollout (claims the scheduler cannot allocate) still tells.

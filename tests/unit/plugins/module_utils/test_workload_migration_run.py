@@ -461,3 +461,24 @@ def test_revert_in_check_mode_shows_the_template_coming_back():
     assert result["changed"] is True and result["status"] == "reverted"
     assert result["message"] == "Deployment ml/llm would go back to its template before the migration"
     assert result["claim"]["name"] == "llm-gpu" and kube.apps.written == []
+
+
+def test_the_share_check_reads_each_pools_newest_generation_as_the_allocator(monkeypatch):
+    # Generation 1 still lists a device that took several allocations; the driver's generation 2
+    # publishes it whole: no pod could get a share, so the migration is refused before any write.
+    def item(generation, shared):
+        device = {"name": "gpu-0", "capacity": {"memory": {"value": "24Gi"}}}
+        if shared:
+            device["allowMultipleAllocations"] = True
+        return {"metadata": {"name": "s%d" % generation}, "spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "node-a", "pool": {"name": "node-a", "generation": generation},
+            "devices": [device]}}
+
+    class SliceKube:
+        def slices(self, driver=None):
+            return [item(1, True), item(2, False)], "1"
+    monkeypatch.setattr(run.consumable_capacity, "availability", lambda kube, namespace: {"available": True})
+    share = Migration(SliceKube(), {"kind": "Deployment", "namespace": "ns", "name": "llm", "memory": "8Gi"})
+    gpu_class = {"metadata": {"name": "gpu.nvidia.com"}, "spec": {}}
+    with pytest.raises(wm.MigrationRefused, match="takes more than one allocation"):
+        share._check_shares(gpu_class)
