@@ -1,6 +1,7 @@
 package labgpu
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,6 +22,38 @@ const SharesGate = "ConsumableShares"
 
 // SharesDisabled is the flag's default.
 const SharesDisabled = "disabled"
+
+// SharesFlag registers --consumable-shares on fs as NVIDIA's plugin has it: its default is
+// CONSUMABLE_SHARES where that is set (lookupEnv: os.LookupEnv), "disabled" otherwise.
+func SharesFlag(fs *flag.FlagSet, lookupEnv func(string) (string, bool)) *string {
+	fallback := SharesDisabled
+	if value, ok := lookupEnv("CONSUMABLE_SHARES"); ok {
+		fallback = value
+	}
+	return fs.String("consumable-shares", fallback,
+		"consumable shares: disabled, memory, unlimited or a positive number of shares (env CONSUMABLE_SHARES)")
+}
+
+// SharesFromFlags is what the plugin starts with from --consumable-shares and FEATURE_GATES:
+// the gates, and the mode its devices are published in ("": none); an error where NVIDIA's
+// plugin refuses the flags and exits before it publishes anything.
+func SharesFromFlags(shares, featureGates string) (map[string]bool, string, error) {
+	gates := ParseGates(featureGates)
+	if err := CheckConsumableShares(shares, gates); err != nil {
+		return nil, "", err
+	}
+	return gates, SharesMode(shares, gates), nil
+}
+
+// PublishedDevices are the devices the plugin publishes for gpus in ConsumableShares mode
+// "mode" (from SharesFromFlags).
+func PublishedDevices(gpus []GPU, mode string) []resourceapi.Device {
+	devices := Devices(gpus)
+	for i := range devices {
+		ApplyConsumableShares(&devices[i], mode)
+	}
+	return devices
+}
 
 // CheckConsumableShares refuses what NVIDIA's validateFlags refuses: any mode but "disabled"
 // without the gate, and a mode that is not disabled, memory, unlimited or a positive integer

@@ -28,8 +28,7 @@ func main() {
 	mpsRoot := flag.String("mps-root", "/var/run/dra-lab-mps", "host directory for the claims' stand-in MPS pipe directories")
 	// As NVIDIA's 0.5.0 plugin: --consumable-shares or CONSUMABLE_SHARES, "disabled" unless set;
 	// it takes effect only with ConsumableShares=true in FEATURE_GATES.
-	shares := flag.String("consumable-shares", envOr("CONSUMABLE_SHARES", labgpu.SharesDisabled),
-		"consumable shares: disabled, memory, unlimited or a positive number of shares (env CONSUMABLE_SHARES)")
+	shares := labgpu.SharesFlag(flag.CommandLine, os.LookupEnv)
 	klog.InitFlags(nil)
 	flag.Parse()
 	logger := klog.Background()
@@ -38,24 +37,16 @@ func main() {
 		logger.Error(nil, "NODE_NAME is not set; give it from the downward API (spec.nodeName)")
 		os.Exit(2)
 	}
-	gates := labgpu.ParseGates(os.Getenv("FEATURE_GATES"))
-	if err := labgpu.CheckConsumableShares(*shares, gates); err != nil {
+	gates, mode, err := labgpu.SharesFromFlags(*shares, os.Getenv("FEATURE_GATES"))
+	if err != nil {
 		// NVIDIA's plugin exits here, before it publishes anything, with these words.
 		logger.Error(err, "invalid CLI flags")
 		os.Exit(1)
 	}
-	if err := run(*driverName, node, *count, *product, *memory, *cdiDir, *mpsRoot, gates,
-		labgpu.SharesMode(*shares, gates)); err != nil {
+	if err := run(*driverName, node, *count, *product, *memory, *cdiDir, *mpsRoot, gates, mode); err != nil {
 		logger.Error(err, "lab-gpu-plugin stopped")
 		os.Exit(1)
 	}
-}
-
-func envOr(name, fallback string) string {
-	if value, ok := os.LookupEnv(name); ok {
-		return value
-	}
-	return fallback
 }
 
 func run(driverName, node string, count int, product, memory, cdiDir, mpsRoot string, gates map[string]bool,
@@ -85,12 +76,8 @@ func run(driverName, node string, count int, product, memory, cdiDir, mpsRoot st
 		return err
 	}
 	defer helper.Stop()
-	devices := labgpu.Devices(gpus)
-	for i := range devices {
-		labgpu.ApplyConsumableShares(&devices[i], shares)
-	}
 	resources := resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
-		node: {Slices: []resourceslice.Slice{{Devices: devices}}},
+		node: {Slices: []resourceslice.Slice{{Devices: labgpu.PublishedDevices(gpus, shares)}}},
 	}}
 	if err := helper.PublishResources(ctx, resources); err != nil {
 		return err
