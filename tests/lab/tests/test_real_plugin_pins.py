@@ -16,24 +16,30 @@ MODELS = {'H100-80GB': ('Hopper', '9.0.0', 'NVIDIA H100 80GB HBM3'),
           'L4': ('Ada Lovelace', '8.9.0', 'NVIDIA L4'),
           'A10': ('Ampere', '8.6.0', 'NVIDIA A10')}
 
-# (node, model, GPUs on the node, ConsumableShares mode or None, plugin 0.5.0 or later,
-#  the real plugin's last device of the node: its name, uuid, pciBusID, pcieRoot and capacity).
+# (node, the device's model, the node's GPUs as (model, count) groups, ConsumableShares mode or None,
+#  plugin 0.5.0 or later, a device of the real plugin's: its name, uuid, pciBusID, pcieRoot and capacity).
 # The plugin added allowMultipleAllocations in every mode, numaNode (0 here) from 0.5.0 on.
 REAL = [
-    ('gpu-h100', 'H100-80GB', 2, 'memory', True, 'gpu-1', 'GPU-206c4af2-1fba-5a0d-8eb5-d4c039bc64b2',
+    ('gpu-h100', 'H100-80GB', [('H100-80GB', 2)], 'memory', True, 'gpu-1', 'GPU-206c4af2-1fba-5a0d-8eb5-d4c039bc64b2',
      '0000:20:00.0', 'pci0000:1f',
      {'memory': {'requestPolicy': {'default': '81559Mi', 'validRange': {'max': '81559Mi', 'min': '1Mi', 'step': '1Mi'}},
                  'value': '81559Mi'}}),
-    ('node-b', 'L4', 4, None, False, 'gpu-3', 'GPU-ee0e7174-4c68-50cf-a7ae-4946c507f251',
+    ('node-b', 'L4', [('L4', 4)], None, False, 'gpu-3', 'GPU-ee0e7174-4c68-50cf-a7ae-4946c507f251',
      '0000:40:00.0', 'pci0000:3f',
      {'memory': {'value': '23034Mi'}}),
-    ('node-a', 'A10', 2, 'unlimited', True, 'gpu-1', 'GPU-46c80926-c66e-52f4-959d-0f85365ced80',
+    ('node-a', 'A10', [('A10', 2)], 'unlimited', True, 'gpu-1', 'GPU-46c80926-c66e-52f4-959d-0f85365ced80',
      '0000:20:00.0', 'pci0000:1f',
      {'memory': {'requestPolicy': {'default': '0', 'validRange': {'max': '23028Mi', 'min': '0', 'step': '1Mi'}},
                  'value': '23028Mi'}}),
-    ('node-a', 'A10', 2, None, True, 'gpu-1', 'GPU-46c80926-c66e-52f4-959d-0f85365ced80',
+    ('node-a', 'A10', [('A10', 2)], None, True, 'gpu-1', 'GPU-46c80926-c66e-52f4-959d-0f85365ced80',
      '0000:20:00.0', 'pci0000:1f',
      {'memory': {'value': '23028Mi'}}),
+    # The node the Go stand-in plugin is compared on too (tests/lab/go/labgpu/realplugin_test.go).
+    ('gpu-shared', 'L4', [('A10', 1), ('L4', 1)], '4', True, 'gpu-1', 'GPU-cc7a1824-4365-50c6-b8c1-ccd7c1be9efc',
+     '0000:20:00.0', 'pci0000:1f',
+     {'memory': {'requestPolicy': {'default': '0', 'validRange': {'max': '23034Mi', 'min': '0', 'step': '1Mi'}},
+                 'value': '23034Mi'},
+      'shares': {'requestPolicy': {'default': '1', 'validRange': {'max': '4', 'min': '1', 'step': '1'}}, 'value': '4'}}),
 ]
 
 
@@ -52,11 +58,11 @@ def real_entry(model, mode, release_05, name, uuid, bus, root, capacity):
     return entry
 
 
-@pytest.mark.parametrize("node,model,count,mode,release_05,name,uuid,bus,root,capacity", REAL)
-def test_the_simulator_publishes_what_nvidias_plugin_published(node, model, count, mode, release_05, name, uuid, bus,
-                                                              root, capacity):
+@pytest.mark.parametrize("node,model,groups,mode,release_05,name,uuid,bus,root,capacity", REAL)
+def test_the_simulator_publishes_what_nvidias_plugin_published(node, model, groups, mode, release_05, name, uuid, bus,
+                                                               root, capacity):
     real = real_entry(model, mode, release_05, name, uuid, bus, root, capacity)
-    groups = [{"model": model, "count": count}]
+    groups = [{"model": group, "count": count} for group, count in groups]
     devices = gpus.driver_devices(gpus.node_devices(node, groups), groups, mode, numa=release_05)
     sim = [d for d in devices if d["name"] == name]
     assert compare.device_differences(node, [real], sim) == []
