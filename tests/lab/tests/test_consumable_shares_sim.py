@@ -270,7 +270,7 @@ def test_overlapping_claims_are_refused_as_0_5_0_refuses_them():
 
 
 @pytest.mark.parametrize("value,mode,expected", [
-    ("memory", "always", "memory"), ("unlimited", "always", "unlimited"), ("4", "always", "4"),
+    ("memory", "always", "memory"), ("unlimited", "always", "unlimited"), ("4", "always", "4"), ("+4", "always", "+4"),
     ("", "always", None), ("disabled", "plugin", None)])
 def test_lab_consumable_shares_is_read_for_always_mode(monkeypatch, value, mode, expected):
     monkeypatch.setenv("LAB_CONSUMABLE_SHARES", value)
@@ -280,7 +280,9 @@ def test_lab_consumable_shares_is_read_for_always_mode(monkeypatch, value, mode,
 @pytest.mark.parametrize("value,mode,message", [
     ("memory", "plugin", "needs LAB_DRIVER_MODE=always"),
     ("0", "always", "memory, unlimited or a positive number"),
-    ("8Gi", "always", "memory, unlimited or a positive number")])
+    ("8Gi", "always", "memory, unlimited or a positive number"),
+    (" 4", "always", "memory, unlimited or a positive number"),
+    ("Memory", "always", "memory, unlimited or a positive number")])
 def test_lab_consumable_shares_refuses_what_would_not_work(monkeypatch, value, mode, message):
     monkeypatch.setenv("LAB_CONSUMABLE_SHARES", value)
     with pytest.raises(config.ConfigError, match=message):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from labctl import paths
 from labctl.apiserver import build
+from labctl.apiserver.sim import gpus
 
 DRIVER_MODES = ("plugin", "always")
 # The current Kubernetes release (December 2026): memory shares (DRAConsumableCapacity),
@@ -88,7 +89,8 @@ def _without_dra(version):
 
 
 def _consumable_shares(mode):
-    """LAB_CONSUMABLE_SHARES, checked as NVIDIA's plugin checks --consumable-shares."""
+    """LAB_CONSUMABLE_SHARES, checked as NVIDIA's plugin checks --consumable-shares (the
+    simulator's consumable_shares_error, with the gate on)."""
     value = os.environ.get("LAB_CONSUMABLE_SHARES", "")
     if value in ("", "disabled"):
         return None
@@ -96,7 +98,7 @@ def _consumable_shares(mode):
         raise ConfigError("LAB_CONSUMABLE_SHARES=%s needs LAB_DRIVER_MODE=always; in plugin mode the kubelet-plugin "
                           "pod's CONSUMABLE_SHARES and FEATURE_GATES (ConsumableShares=true) decide, as on a real "
                           "node" % value)
-    if value not in ("memory", "unlimited") and not (value.isdigit() and int(value) > 0):
+    if gpus.consumable_shares_error(value, {gpus.SHARES_GATE: True}):
         raise ConfigError("LAB_CONSUMABLE_SHARES must be memory, unlimited or a positive number of shares such as "
                           "4 (got %r); leave it unset for a driver without ConsumableShares" % value)
     return value
