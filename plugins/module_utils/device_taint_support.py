@@ -39,24 +39,28 @@ def keeps_slice_taints(answer):
     return bool(devices[0].get("taints"))
 
 
+def rules_refused(kube):
+    """None where the API server serves resource.k8s.io/v1 DeviceTaintRules, else its refusal (404
+    or 405) of a dry-run create of one, in words; changes nothing. Other errors (403 too) raise."""
+    try:
+        kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "devicetaintrules",
+                                                 maint.probe_rule(), dry_run="All")
+    except ApiException as exc:
+        if exc.status in (404, 405):
+            return api_error_message(exc)
+        raise
+    return None
+
+
 def read(kube):
     """{slice_taints: bool, rules: bool, rules_why: the refusal or None} from two dry runs; changes
     nothing. None where this identity may not create slices (a dry run needs the create right)."""
     try:
         answer = kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "resourceslices",
                                                           probe_slice(), dry_run="All")
+        why = rules_refused(kube)
     except ApiException as exc:
         if exc.status == 403:
             return None
         raise
-    found = {"slice_taints": keeps_slice_taints(answer), "rules": True, "rules_why": None}
-    try:
-        kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "devicetaintrules",
-                                                 maint.probe_rule(), dry_run="All")
-    except ApiException as exc:
-        if exc.status == 403:
-            return None
-        if exc.status not in (404, 405):
-            raise
-        found.update(rules=False, rules_why=api_error_message(exc))
-    return found
+    return {"slice_taints": keeps_slice_taints(answer), "rules": why is None, "rules_why": why}

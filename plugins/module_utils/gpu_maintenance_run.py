@@ -10,10 +10,10 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.dra.gpu.plugins.module_utils import device_taint_support
 from ansible_collections.dra.gpu.plugins.module_utils import gpu_maintenance as maint
 from ansible_collections.dra.gpu.plugins.module_utils import watch
-from ansible_collections.dra.gpu.plugins.module_utils.client import (
-    RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message)
+from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION, ApiException
 
 PLURAL = "devicetaintrules"
 
@@ -25,13 +25,9 @@ class GpuMaintenance:
 
     def probe(self):
         """Refuse (MaintenanceRefused) where the API server serves no v1 DeviceTaintRules."""
-        try:
-            self.kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, PLURAL, maint.probe_rule(),
-                                                          dry_run="All")
-        except ApiException as exc:
-            if exc.status in (404, 405):
-                raise maint.MaintenanceRefused(maint.unserved(self.kube.server_version(), api_error_message(exc)))
-            raise
+        why = device_taint_support.rules_refused(self.kube)
+        if why is not None:
+            raise maint.MaintenanceRefused(maint.unserved(self.kube.server_version(), why))
 
     def rules(self):
         return self.kube.list_resource(PLURAL)[0]
