@@ -49,6 +49,11 @@ def _value(attribute):
     return None
 
 
+def _text(value):
+    """A selector's value as _value writes the published one: YAML's true is "true", not "True"."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _attribute(device, name):
     attributes = device.get("attributes") or {}
     return _value(attributes.get(name) or attributes.get("%s/%s" % (DRIVER, name)))
@@ -80,7 +85,7 @@ def choose(devices, by_name=(), uuids=(), selector=None):
             missing.append("uuid %s" % uuid)
         chosen.update(((d["pool"], d["device"]), d) for d in hits)
     if selector:
-        hits = [d for d in devices if all(d["attributes"].get(k) == str(v) for k, v in selector.items())]
+        hits = [d for d in devices if all(d["attributes"].get(k) == _text(v) for k, v in selector.items())]
         if not hits:
             missing.append("selector %s" % ", ".join("%s=%s" % kv for kv in sorted(selector.items())))
         chosen.update(((d["pool"], d["device"]), d) for d in hits)
@@ -162,7 +167,8 @@ def _key(result):
 
 def pods_on(devices, claims, pods):
     """The pods (namespace, name, node, device) whose claims hold one of ``devices``: the pods a
-    claim allocated there is reserved for, by uid, that have not finished or started to go."""
+    claim allocated there is reserved for, by uid, that have not finished (a terminating pod still
+    holds its device until its claim lets it go)."""
     wanted = set((d["driver"], d["pool"], d["device"]) for d in devices)
     holders = {}
     for claim in claims:

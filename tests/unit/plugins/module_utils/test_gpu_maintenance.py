@@ -40,6 +40,12 @@ def test_only_the_newest_complete_generation_of_a_pool_counts():
         maint.choose(devices, by_name=[{"node": "node-a", "device": "gpu-7"}])
 
 
+def test_a_boolean_attribute_is_chosen_by_a_yaml_boolean():
+    item = slice_of("node-c", ("gpu-0", "NVIDIA H100"))
+    item["spec"]["devices"][0]["attributes"]["iommuFDEnabled"] = {"bool": True}
+    assert names(maint.choose(maint.published([item]), selector={"iommuFDEnabled": True})) == ["node-c/gpu-0"]
+
+
 def test_what_matches_nothing_is_refused_by_name():
     with pytest.raises(maint.MaintenanceRefused) as err:
         maint.choose(DEVICES, by_name=[{"node": "node-b", "device": "gpu-9"}], uuids=["GPU-x"])
