@@ -118,6 +118,9 @@ def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_a
         assert done["changed"] and [p["name"] for p in done["evicted"]] == ["victim"]
         assert done["diff"]["after"]["rules"] == {"dra-gpu-maintenance-%s-%s" % (NODE, gpu): "%s/%s NoExecute"
                                                   % (NODE, gpu)}
+        # the module returned once no pod used the GPU: the victim is gone or going, not merely marked for it
+        victim = [p for p in lab.core.list_namespaced_pod(ns).items if p.metadata.name == "victim"]
+        assert not victim or victim[0].metadata.deletion_timestamp, victim
         wait_until_gone(lab.core.list_namespaced_pod, lambda p: p["metadata"]["name"] == "victim", "victim",
                         timeout=30, namespace=ns)
         left = sorted(p.metadata.name for p in lab.core.list_namespaced_pod(ns).items)
