@@ -1,6 +1,7 @@
 """Memory shares (issue 27) on the lab's real scheduler: the simulated NVIDIA plugin publishes what
-NVIDIA's 0.5.0 plugin publishes with ConsumableShares (compared with the real one by hand,
-docs/testing.md), and kube-scheduler packs claims onto one device by the capacity they ask for.
+NVIDIA's 0.5.0 plugin publishes with ConsumableShares (its entries pinned against the real
+plugin's in tests/lab/tests/test_real_plugin_pins.py; docs/testing.md), and kube-scheduler
+packs claims onto one device by the capacity they ask for.
 
 One lab for the module (old_lab.start, 800 ports above the test lab: tests/integration's second
 labs take 300 to 700), at the current release (DRAConsumableCapacity on), in plugin mode, with
