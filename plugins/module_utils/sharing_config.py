@@ -335,25 +335,29 @@ def memory_problems(classes, devices, root="gpu_sharing_classes"):
     return problems
 
 
+def _asks_for_mps(config):
+    """Whether a DeviceClass's ``config`` list holds an opaque config for NVIDIA's driver that asks
+    for MPS (a GpuConfig's or a MigDeviceConfig's ``sharing``)."""
+    for entry in config or []:
+        opaque = (entry or {}).get("opaque") or {}
+        if opaque.get("driver") == DRIVER and \
+                ((opaque.get("parameters") or {}).get("sharing") or {}).get("strategy") == "MPS":
+            return True
+    return False
+
+
 def mps_classes(classes):
     """The names of the DeviceClasses (as the API returns them) whose opaque config for NVIDIA's
     driver asks for MPS, directly or inside a MIG partition."""
-    found = []
-    for body in classes or []:
-        for entry in (body.get("spec") or {}).get("config") or []:
-            opaque = (entry or {}).get("opaque") or {}
-            if opaque.get("driver") == DRIVER and \
-                    ((opaque.get("parameters") or {}).get("sharing") or {}).get("strategy") == "MPS":
-                found.append(body["metadata"]["name"])
-                break
-    return sorted(found)
+    return sorted(body["metadata"]["name"] for body in classes or []
+                  if _asks_for_mps((body.get("spec") or {}).get("config")))
 
 
 def mps_problem(classes, modes):
     """With the driver sharing GPUs by memory (``modes``: the ConsumableShares modes its plugins
-    run in), an MPS class could never start a pod: one sentence naming them, or None."""
-    names = [c["name"] for c in classes if any(
-        ((cfg["opaque"]["parameters"].get("sharing") or {}).get("strategy") == "MPS") for cfg in c.get("config") or [])]
+    run in), an MPS class of ``classes`` (device_classes' bodies) could never start a pod: one
+    sentence naming them, or None."""
+    names = [c["name"] for c in classes if _asks_for_mps(c.get("config"))]
     if not names or not modes:
         return None
     return ("%s ask%s for MPS, but NVIDIA's DRA driver runs ConsumableShares (%s) and refuses every MPS config when it "
