@@ -342,8 +342,7 @@ class Shares:
     """What ``memory_shares`` and ``device_class`` need beyond the flat devices: the devices as
     published, in the allocator's order, what the claims' allocations hold, the DeviceClasses."""
 
-    def __init__(self, entries, claims, device_classes, driver, rules=()):
-        self.driver = driver
+    def __init__(self, entries, claims, device_classes, rules=()):
         self.allocated = capacity_shares.Allocated(claims)
         self.classes = dict((c["metadata"]["name"], c) for c in device_classes or [])
         self._capacities, self._consumption, self._class_keys, self._nodes = {}, {}, {}, None
@@ -475,7 +474,7 @@ def _room(shares, device, consumed, held):
     return room
 
 
-def _take(shares, device, consumed, held, count):
+def _take(device, consumed, held, count):
     capacity_shares.add(held["used"], consumed, count)
     held["dedicated"] = not device["multi"]
 
@@ -498,7 +497,7 @@ def _walk(shares, workloads, order):
                     if room == 0:
                         continue
                     count = left if room is None else min(room, left)
-                    _take(shares, device, consumed, held, count)
+                    _take(device, consumed, held, count)
                     taken.append((node, device, consumed, count))
                     per_node[node] += count
                     left -= count
@@ -513,7 +512,7 @@ def _walk(shares, workloads, order):
                 if not usable:
                     continue
                 device, consumed, held = usable[0]
-                _take(shares, device, consumed, held, 1)
+                _take(device, consumed, held, 1)
                 taken.append((node, device, consumed, 1))
                 per_node[node] += 1
                 left -= 1
@@ -585,7 +584,7 @@ def plan(devices, workloads, shares=None):
     ``device_class`` need; without it, ``memory_shares`` places nothing.
     """
     parsed = parse_workloads(workloads)
-    shares = shares or Shares([], [], [], DEFAULT_DRIVER)
+    shares = shares or Shares([], [], [])
     missing = sorted(set(w["device_class"] for w in parsed if w["device_class"]) - set(shares.classes))
     if missing:
         raise inputs.InputError("workloads name DeviceClass %s, which the cluster does not have; use one of: %s"
@@ -620,6 +619,6 @@ def from_slices(slice_list, claims, workloads, driver=DEFAULT_DRIVER, nodes=None
     """
     found = slices.report(slice_list, claims, slices.Filters(driver=driver, nodes=nodes), nodes or None, rules=rules)
     entries, _problems = inventory.selected_devices(slice_list, driver, nodes or None)
-    result = plan(found["devices"], workloads, Shares(entries, claims, device_classes, driver, rules))
+    result = plan(found["devices"], workloads, Shares(entries, claims, device_classes, rules))
     result["ignored_pools"] = [p for p in found["ignored_pools"] if p["driver"] == driver]
     return result
