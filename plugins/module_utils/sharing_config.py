@@ -55,13 +55,14 @@ GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 SHARES_ENFORCE = ("memory shares are scheduler accounting: the scheduler puts claims on a GPU until their "
                   "capacity.requests.memory adds up to its memory, and nothing caps the memory a pod really uses "
                   "on the GPU (nor its compute); pods sharing a GPU see all of it")
+# NVIDIA's own words when it refuses to prepare an MPS claim while ConsumableShares is on (device_state.go, main).
+MPS_WITH_SHARES = "MPS sharing is not supported when consumable shares is enabled"
 SHARES_COMBINE = ("time-slicing combines with it (a memory class with an interval; the claims on one GPU must all "
                   "carry the same config, or the driver refuses to prepare the later one); MPS does not: with "
-                  "ConsumableShares on, the driver refuses every MPS config when it prepares a claim (\"MPS sharing is "
-                  "not supported when consumable shares is enabled\")")
+                  "ConsumableShares on, the driver refuses every MPS config when it prepares a claim (\"%s\")"
+                  % MPS_WITH_SHARES)
 SHARES_MODES = {"memory": "a claim without a memory request takes the whole GPU",
                 "unlimited": "a claim without a memory request consumes none, so any number fit on one GPU"}
-MPS_WITH_SHARES = "MPS sharing is not supported when consumable shares is enabled"
 
 
 def shares_mode_words(mode):
@@ -351,6 +352,19 @@ def mps_classes(classes):
     driver asks for MPS, directly or inside a MIG partition."""
     return sorted(body["metadata"]["name"] for body in classes or []
                   if _asks_for_mps((body.get("spec") or {}).get("config")))
+
+
+def live_mps_refusal(classes, variable):
+    """Before ConsumableShares is turned on: the live DeviceClasses (as the API returns them) that
+    carry MPS, whose pods the driver would stop preparing, as one refusal naming ``variable``, or None."""
+    names = mps_classes(classes)
+    if not names:
+        return None
+    one = len(names) == 1
+    return ("%s: DeviceClass %s carr%s an MPS sharing config, which NVIDIA's DRA driver refuses to prepare while "
+            "ConsumableShares is on (\"%s\"), so their pods would stop starting; remove %s first (dra.gpu.gpu_sharing "
+            "without mps classes), or leave the mode off"
+            % (variable, ", ".join(names), "ies" if one else "y", MPS_WITH_SHARES, "it" if one else "them"))
 
 
 def mps_problem(classes, modes):

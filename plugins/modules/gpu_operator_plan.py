@@ -65,13 +65,9 @@ def shares_refusals(kube):
     if not verdict["available"]:
         problems.append("gpu_operator_dra_consumable_shares: " + verdict["reason"])
     classes, _rv = kube.list_resource("deviceclasses")
-    mps = sharing_config.mps_classes(classes)
-    if mps:
-        problems.append("gpu_operator_dra_consumable_shares: DeviceClass %s carr%s an MPS sharing config, which "
-                        "NVIDIA's DRA driver refuses to prepare while ConsumableShares is on (\"MPS sharing is not "
-                        "supported when consumable shares is enabled\"), so their pods would stop starting; remove "
-                        "%s first (dra.gpu.gpu_sharing without mps classes), or leave the mode off"
-                        % (", ".join(mps), "y" if len(mps) == 1 else "ies", "it" if len(mps) == 1 else "them"))
+    refusal = sharing_config.live_mps_refusal(classes, "gpu_operator_dra_consumable_shares")
+    if refusal:
+        problems.append(refusal)
     return problems
 
 

@@ -295,6 +295,10 @@ def test_live_classes_with_mps_are_found():
             {"metadata": {"name": "b"}, "spec": mps("other")},
             {"metadata": {"name": "c"}, "spec": {}}]
     assert sharing_config.mps_classes(live) == ["a"]
+    refusal = sharing_config.live_mps_refusal(live, "gpu_operator_dra_consumable_shares")
+    assert refusal.startswith("gpu_operator_dra_consumable_shares: DeviceClass a carries an MPS sharing config")
+    assert '("MPS sharing is not supported when consumable shares is enabled")' in refusal
+    assert sharing_config.live_mps_refusal([], "gpu_operator_dra_consumable_shares") is None
 
 
 @pytest.mark.parametrize("mode, words", [("memory", "takes the whole GPU"), ("unlimited", "consumes none"),
