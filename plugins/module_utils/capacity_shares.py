@@ -166,6 +166,13 @@ class Allocated:
         return key in self.dedicated, self.used.get(key, {})
 
 
+def memory_consumed(usage, total):
+    """Bytes of a device's ``total`` memory the claims hold, from its ``Allocated.usage``: all of it
+    when one took it whole, else what its shares consumed (never more than the device has)."""
+    whole, used = usage
+    return total if whole else min(total, int(used.get("memory", 0)))
+
+
 def allocator_order(entries):
     """``(slice, device, node)`` entries in the order the allocator tries them on one node:
     pools by driver and name, slices by name, devices as the slice lists them."""

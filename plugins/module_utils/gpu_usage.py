@@ -270,11 +270,8 @@ def _memory_use(device, held, is_free):
     size = inventory.memory_bytes(((device.get("capacity") or {}).get("memory") or {}).get("value"))
     if not size:
         return None, None
-    dedicated, used = held
-    if dedicated:
-        return size, 0
-    if device.get("allowMultipleAllocations"):
-        consumed = min(size, int(used.get("memory", 0)))
+    if held[0] or device.get("allowMultipleAllocations"):
+        consumed = capacity_shares.memory_consumed(held, size)
         return consumed, size - consumed
     return 0, size if is_free else 0
 

@@ -697,8 +697,7 @@ def free_shares(slices, claims, driver, matches):
             continue
         pool = item["spec"]["pool"]["name"]
         total = int(published["memory"].value)
-        whole, used = allocated.usage((driver, pool, device["name"]))
-        free = max(0, total - (total if whole else int(used.get("memory", 0))))
+        free = total - capacity_shares.memory_consumed(allocated.usage((driver, pool, device["name"])), total)
         found.append({"node": node, "pool": pool, "device": device["name"], "memory": human_bytes(total),
                       "free": human_bytes(free), "free_bytes": free})
     return sorted(found, key=lambda f: (-f["free_bytes"], f["node"] or "", f["device"]))

@@ -118,3 +118,10 @@ def test_largest_request_left_on_a_device():
     with_shares = capacity_shares.capacities(device("unlimited", count=2))
     assert capacity_shares.largest_request(with_shares, {"memory": 8 * GI, "shares": 2}, "memory") is None
     assert capacity_shares.largest_request(caps, {}, "cores") is None
+
+
+def test_memory_consumed_is_all_of_a_device_taken_whole_else_what_its_shares_hold():
+    assert capacity_shares.memory_consumed((True, {}), 100) == 100
+    assert capacity_shares.memory_consumed((False, {"memory": 30}), 100) == 30
+    assert capacity_shares.memory_consumed((False, {"memory": 130}), 100) == 100
+    assert capacity_shares.memory_consumed((False, {}), 100) == 0
