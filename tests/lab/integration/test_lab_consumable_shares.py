@@ -76,6 +76,11 @@ class Lab:
                 raise
             return
         wait_until_gone(self.slices, lambda s: s["spec"]["nodeName"] == NODE, "the node's slices", timeout=60)
+        # Foreground deletion keeps the DaemonSet until its pods are gone, which can be after the slices
+        # are: the next plugin, created under the same name before then, would be a 409.
+        wait_until_gone(self.apps.list_namespaced_daemon_set,
+                        lambda d: d["metadata"]["name"] == "dra-driver-nvidia-gpu-kubelet-plugin",
+                        "the old kubelet-plugin DaemonSet", timeout=60, namespace=ns)
 
     def published(self, predicate, what):
         wait_for_object(self.slices, lambda s: s["spec"]["nodeName"] == NODE and all(

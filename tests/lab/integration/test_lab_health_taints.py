@@ -57,6 +57,10 @@ class Lab:
         try:
             self.apps.delete_namespaced_daemon_set(DS, NS, propagation_policy="Foreground")
             wait_until_gone(self.slices, lambda s: s["spec"]["nodeName"] == NODE, "node-b's slices", timeout=60)
+            # Foreground deletion keeps the DaemonSet until its pods are gone, which can be after the
+            # slices are: creating it again before then is a 409 "object is being deleted".
+            wait_until_gone(self.apps.list_namespaced_daemon_set, lambda d: d["metadata"]["name"] == DS,
+                            "the old DaemonSet %s" % DS, timeout=60, namespace=NS)
         except client.exceptions.ApiException as exc:
             if exc.status != 404:
                 raise
