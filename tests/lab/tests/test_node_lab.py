@@ -97,3 +97,48 @@ def test_leftovers_ignore_other_node_labs(monkeypatch):
     assert node_lab_leftovers._other_lab("dra-gpu-lab-n9-cp1")
     assert not node_lab_leftovers._other_lab("dgl5") and not node_lab_leftovers._other_lab("vb-dgl5-cp1")
     assert not node_lab_leftovers._other_lab("dra-gpu-lab-n5-cp1") and not node_lab_leftovers._other_lab("eth0")
+
+
+def test_three_control_planes_join_with_the_uploaded_certificates(monkeypatch):
+    monkeypatch.setenv("NODE_LAB_NET", "7")
+    monkeypatch.setenv("NODE_LAB_CONTROL_PLANES", "3")
+    monkeypatch.setenv("NODE_LAB_WORKERS", "1")
+    cfg = node_lab.load_config()
+    assert cfg.nodes == ["cp1", "cp2", "cp3", "w1"] and cfg.control_plane_nodes == ["cp1", "cp2", "cp3"]
+    init = list(yaml.safe_load_all(node_files.kubeadm_config("cp1", cfg.address(0), "1.34.4", cfg.pod_subnet,
+                                                             "0123abcd")))
+    assert init[0]["certificateKey"] == "0123abcd"
+    assert init[1]["controlPlaneEndpoint"] == "10.231.7.10:6443"
+    join = yaml.safe_load(node_files.kubeadm_join_config("cp2", cfg.address(0), "t.t", "sha256:00",
+                                                         (cfg.address(1), "0123abcd")))
+    assert join["controlPlane"] == {"localAPIEndpoint": {"advertiseAddress": "10.231.7.11", "bindPort": 6443},
+                                    "certificateKey": "0123abcd"}
+    assert join["discovery"]["bootstrapToken"]["apiServerEndpoint"] == "10.231.7.10:6443"
+    assert "controlPlane" not in yaml.safe_load(node_files.kubeadm_join_config("w1", cfg.address(0), "t.t", "x"))
+    assert "certificateKey" not in list(yaml.safe_load_all(
+        node_files.kubeadm_config("cp1", cfg.address(0), "1.34.4", cfg.pod_subnet)))[0]
+    assert "export NODE_LAB_CONTROL_PLANE_NODES=cp1,cp2,cp3" in node_lab.env_lines(cfg)
+    assert "export NODE_LAB_CP3_ADDRESS=10.231.7.12" in node_lab.env_lines(cfg)
+
+
+def test_the_inventory_lists_every_control_plane(monkeypatch, tmp_path):
+    monkeypatch.setenv("NODE_LAB_CONTROL_PLANES", "3")
+    cfg = node_lab.load_config()
+    monkeypatch.setattr(node_lab.NodeLabConfig, "inventory", str(tmp_path / "inventory.yml"))
+    node_lab._write_inventory(cfg)
+    groups = yaml.safe_load((tmp_path / "inventory.yml").read_text())["all"]["children"]
+    assert groups["kube_control_plane"]["hosts"] == {"cp%d" % i: {"ansible_host": "10.231.0.%d" % (9 + i)}
+                                                     for i in (1, 2, 3)}
+    assert list(groups["kube_node"]["hosts"]) == ["cp1", "cp2", "cp3", "w1"]
+    assert groups["kube_node"]["hosts"]["w1"] == {"ansible_host": "10.231.0.13"}
+
+
+def test_control_planes_and_workers_fit_the_pod_ranges(monkeypatch):
+    monkeypatch.setenv("NODE_LAB_CONTROL_PLANES", "3")
+    monkeypatch.setenv("NODE_LAB_WORKERS", "2")
+    with pytest.raises(node_lab.NodeLabError, match="more than 4 nodes"):
+        node_lab.load_config()
+    monkeypatch.setenv("NODE_LAB_CONTROL_PLANES", "4")
+    monkeypatch.setenv("NODE_LAB_WORKERS", "0")
+    with pytest.raises(node_lab.NodeLabError, match="NODE_LAB_CONTROL_PLANES must be 1 to 3"):
+        node_lab.load_config()

@@ -156,16 +156,18 @@ def _node_registration(node_name):
     ])
 
 
-def kubeadm_config(node_name, address, version, pod_subnet):
+def kubeadm_config(node_name, address, version, pod_subnet, certificate_key=None):
     # kube-proxy and CoreDNS are skipped: kube-proxy's image needs iptables binaries and
     # CoreDNS is not a Go module build here; nothing the lab tests uses Services or DNS.
+    # controlPlaneEndpoint is cp1's address: the lab has no load balancer, and the other
+    # control planes join through it (certificate_key: the one `--upload-certs` encrypts with).
     return textwrap.dedent("""\
         apiVersion: kubeadm.k8s.io/v1beta4
         kind: InitConfiguration
         localAPIEndpoint:
           advertiseAddress: {address}
           bindPort: 6443
-        {registration}
+        {key}{registration}
         skipPhases:
           - addon/kube-proxy
           - addon/coredns
@@ -194,10 +196,15 @@ def kubeadm_config(node_name, address, version, pod_subnet):
         failCgroupV1: false
         failSwapOn: false
         """).format(address=address, registration=_node_registration(node_name), version=version,
-                    pod_subnet=pod_subnet)
+                    pod_subnet=pod_subnet, key="certificateKey: %s\n" % certificate_key if certificate_key else "")
 
 
-def kubeadm_join_config(node_name, control_plane_address, token, ca_cert_hash):
+def kubeadm_join_config(node_name, control_plane_address, token, ca_cert_hash, control_plane=None):
+    """``control_plane``: (this node's address, certificate key) to join as a control plane."""
+    joining = ""
+    if control_plane:
+        joining = "\n".join(["controlPlane:", "  localAPIEndpoint:", "    advertiseAddress: %s" % control_plane[0],
+                             "    bindPort: 6443", "  certificateKey: %s" % control_plane[1], ""])
     return textwrap.dedent("""\
         apiVersion: kubeadm.k8s.io/v1beta4
         kind: JoinConfiguration
@@ -206,6 +213,5 @@ def kubeadm_join_config(node_name, control_plane_address, token, ca_cert_hash):
             apiServerEndpoint: {address}:6443
             token: {token}
             caCertHashes: [{ca_hash}]
-        {registration}
-        """).format(address=control_plane_address, token=token, ca_hash=ca_cert_hash,
-                    registration=_node_registration(node_name))
+        """).format(address=control_plane_address, token=token, ca_hash=ca_cert_hash) + joining + \
+        _node_registration(node_name) + "\n"

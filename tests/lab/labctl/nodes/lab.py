@@ -2,13 +2,14 @@
 
 `lab.py node-up` builds what is missing (cached), boots the nodes on a bridge of their own,
 installs kubeadm, kubelet, kubectl and cri-tools from the lab's signed apt mirror, imports
-the images packed from the lab's own builds, runs `kubeadm init` on cp1 and `kubeadm join`
-on each worker.
+the images packed from the lab's own builds, runs `kubeadm init` on cp1, `kubeadm join
+--control-plane` on cp2, cp3 (stacked etcd: one member each) and `kubeadm join` on each worker.
 `lab.py node-down` removes every process, cgroup, network device and file it created, and
 nothing else. Settings (environment):
 
     NODE_LAB_STATE_DIR   run state, node root file systems, mirror   (default .lab/node)
     NODE_LAB_NET         0-250: bridge dgl<N>, nodes on 10.231.<N>.0/24 (default 0)
+    NODE_LAB_CONTROL_PLANES  control planes cp1, cp2, cp3 with stacked etcd (default 1)
     NODE_LAB_WORKERS     workers joined to the control plane cp1: w1, w2, ... (default 1)
     NODE_LAB_VERSION     the version `kubeadm init` installs          (default 1.34.4)
     NODE_LAB_MIRROR_VERSIONS  versions the mirror and the images carry (default 1.34.4 1.35.4)
@@ -38,6 +39,9 @@ ROOTFS_PACKAGES = ("systemd", "systemd-sysv", "dbus", "iproute2", "openssh-serve
 HOST_TOOLS = ("systemd-nspawn", "debootstrap", "ssh", "nsenter", "dpkg-scanpackages", "gpg")
 MIRROR_PORT = 8080
 CONTROL_PLANE = "cp1"
+# Each node's pods get a /26 of the lab's /24 (node_pod_range), and kubeadm's controller manager
+# hands out /26 node CIDRs too: four nodes at most.
+MAX_NODES = 4
 
 
 class NodeLabError(RuntimeError):
@@ -51,6 +55,7 @@ class NodeLabConfig:
     version: str
     mirror_versions: tuple
     workers: int = 1
+    control_planes: int = 1
 
     @property
     def bridge(self):
@@ -64,8 +69,13 @@ class NodeLabConfig:
         return "10.231.%d.%d" % (self.net, 10 + index)
 
     @property
+    def control_plane_nodes(self):
+        """cp1 runs `kubeadm init`; cp2 and cp3 join as control planes (their own etcd members)."""
+        return ["cp%d" % i for i in range(1, self.control_planes + 1)]
+
+    @property
     def nodes(self):
-        return [CONTROL_PLANE] + ["w%d" % i for i in range(1, self.workers + 1)]
+        return self.control_plane_nodes + ["w%d" % i for i in range(1, self.workers + 1)]
 
     @property
     def pod_subnet(self):
@@ -112,8 +122,15 @@ def load_config():
     workers = os.environ.get("NODE_LAB_WORKERS", "1")
     if workers not in ("0", "1", "2", "3"):
         raise NodeLabError("NODE_LAB_WORKERS must be 0 to 3 (got %r)" % workers)
+    control_planes = os.environ.get("NODE_LAB_CONTROL_PLANES", "1")
+    if control_planes not in ("1", "2", "3"):
+        raise NodeLabError("NODE_LAB_CONTROL_PLANES must be 1 to 3 (got %r)" % control_planes)
+    if int(workers) + int(control_planes) > MAX_NODES:
+        raise NodeLabError("NODE_LAB_CONTROL_PLANES (%s) and NODE_LAB_WORKERS (%s) make more than %d nodes, more "
+                           "than the lab's pod network has ranges for (a /26 each of 10.232.<net>.0/24); lower "
+                           "one of them" % (control_planes, workers, MAX_NODES))
     state = os.environ.get("NODE_LAB_STATE_DIR", os.path.join(paths.REPO_ROOT, ".lab", "node"))
-    return NodeLabConfig(os.path.abspath(state), int(net), version, versions, int(workers))
+    return NodeLabConfig(os.path.abspath(state), int(net), version, versions, int(workers), int(control_planes))
 
 
 def _say(message):
@@ -357,10 +374,13 @@ def _write_inventory(cfg):
              "all:", "  vars:", "    ansible_user: root", "    ansible_ssh_private_key_file: " + cfg.ssh_key,
              "    ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
              "    ansible_python_interpreter: /usr/bin/python3", "  children:", "    kube_control_plane:",
-             "      hosts:", "        %s:" % CONTROL_PLANE, "          ansible_host: " + cfg.address(0),
-             "    kube_node:", "      hosts:"]
+             "      hosts:"]
+    for index, node in enumerate(cfg.control_plane_nodes):
+        lines += ["        %s:" % node, "          ansible_host: " + cfg.address(index)]
+    lines += ["    kube_node:", "      hosts:"]
     for index, node in enumerate(cfg.nodes):
-        lines += ["        %s:" % node] + (["          ansible_host: " + cfg.address(index)] if index else [])
+        lines += ["        %s:" % node] + (["          ansible_host: " + cfg.address(index)]
+                                           if node not in cfg.control_plane_nodes else [])
     with open(cfg.inventory, "w") as handle:
         handle.write("\n".join(lines) + "\n")
 
@@ -410,17 +430,20 @@ def _boot(cfg, node, index, base, runtime, sandbox, image_dir, record):
     return init
 
 
-def _join(cfg, cp_init, node, init, index):
-    """`kubeadm join` with a fresh bootstrap token, as a site's provisioning would."""
+def _join(cfg, cp_init, node, init, index, certificate_key=None):
+    """`kubeadm join` with a fresh bootstrap token, as a site's provisioning would; a control
+    plane also fetches the certificates cp1 uploaded (``certificate_key``) and adds its etcd member."""
     command = node_machine.run(cp_init, ["kubeadm", "token", "create", "--ttl", "30m",
                                          "--print-join-command"]).stdout.split()
     token = command[command.index("--token") + 1]
     ca_hash = command[command.index("--discovery-token-ca-cert-hash") + 1]
+    control_plane = (cfg.address(index), certificate_key) if node in cfg.control_plane_nodes else None
     _write(cfg.rootfs(node), "/etc/dra-gpu-lab/kubeadm.yaml",
-           node_files.kubeadm_join_config(node, cfg.address(0), token, ca_hash))
+           node_files.kubeadm_join_config(node, cfg.address(0), token, ca_hash, control_plane))
     t0 = time.monotonic()
     node_machine.run(init, ["kubeadm", "join", "--config", "/etc/dra-gpu-lab/kubeadm.yaml"], timeout=600)
-    _say("kubeadm join %s in %.1fs" % (node, time.monotonic() - t0))
+    _say("kubeadm join%s %s in %.1fs" % (" --control-plane" if control_plane else "", node,
+                                         time.monotonic() - t0))
 
 
 def up(cfg):
@@ -451,20 +474,26 @@ def up(cfg):
     sandbox = kubeadm_images(cfg.version)["pause"]
     inits = {node: _boot(cfg, node, index, base, runtime, sandbox, image_dir, record)
              for index, node in enumerate(cfg.nodes)}
+    # More control planes: cp1 uploads the control-plane certificates (encrypted with this
+    # key, kept two hours in the kubeadm-certs Secret) for the others' `kubeadm join --control-plane`.
+    certificate_key = None
+    if cfg.control_planes > 1:
+        certificate_key = node_machine.run(inits[CONTROL_PLANE], ["kubeadm", "certs", "certificate-key"]).stdout.strip()
     _write(cfg.rootfs(CONTROL_PLANE), "/etc/dra-gpu-lab/kubeadm.yaml",
-           node_files.kubeadm_config(CONTROL_PLANE, cfg.address(0), cfg.version, cfg.pod_subnet))
+           node_files.kubeadm_config(CONTROL_PLANE, cfg.address(0), cfg.version, cfg.pod_subnet, certificate_key))
     t0 = time.monotonic()
-    node_machine.run(inits[CONTROL_PLANE], ["kubeadm", "init", "--config", "/etc/dra-gpu-lab/kubeadm.yaml"],
-                     timeout=600)
+    node_machine.run(inits[CONTROL_PLANE], ["kubeadm", "init", "--config", "/etc/dra-gpu-lab/kubeadm.yaml"]
+                     + (["--upload-certs"] if certificate_key else []), timeout=600)
     _say("kubeadm init %s in %.1fs" % (cfg.version, time.monotonic() - t0))
+    # One at a time, as kubeadm wants: each control plane adds its etcd member to a healthy cluster.
     for index, node in enumerate(cfg.nodes[1:], start=1):
-        _join(cfg, inits[CONTROL_PLANE], node, inits[node], index)
+        _join(cfg, inits[CONTROL_PLANE], node, inits[node], index, certificate_key)
     shutil.copyfile(os.path.join(cfg.rootfs(CONTROL_PLANE), "etc/kubernetes/admin.conf"), cfg.kubeconfig)
     os.chmod(cfg.kubeconfig, 0o600)
     kubectl = os.path.join(paths.k8s_build_dir(cfg.version), "bin", "kubectl")
-    # The control plane carries workloads too, so a drain of either node has somewhere to go.
-    _check([kubectl, "--kubeconfig", cfg.kubeconfig, "taint", "nodes", CONTROL_PLANE,
-            "node-role.kubernetes.io/control-plane:NoSchedule-"])
+    # The control planes carry workloads too, so a drain of any node has somewhere to go.
+    _check([kubectl, "--kubeconfig", cfg.kubeconfig, "taint", "nodes"] + cfg.control_plane_nodes
+           + ["node-role.kubernetes.io/control-plane:NoSchedule-"])
     _check([kubectl, "--kubeconfig", cfg.kubeconfig, "wait", "--for=condition=Ready", "nodes", "--all",
             "--timeout=180s"])
     deploy_gpu_plugin(cfg, kubectl)
@@ -479,7 +508,7 @@ def env_lines(cfg):
     values = {"NODE_LAB_KUBECONFIG": cfg.kubeconfig, "NODE_LAB_INVENTORY": cfg.inventory,
               "NODE_LAB_SSH_KEY": cfg.ssh_key, "NODE_LAB_CP_ADDRESS": cfg.address(0),
               "NODE_LAB_MIRROR_URL": cfg.mirror_url, "NODE_LAB_STATE_DIR": cfg.state_dir,
-              "NODE_LAB_NODES": ",".join(cfg.nodes)}
+              "NODE_LAB_NODES": ",".join(cfg.nodes), "NODE_LAB_CONTROL_PLANE_NODES": ",".join(cfg.control_plane_nodes)}
     values.update({"NODE_LAB_%s_ADDRESS" % node.upper(): cfg.address(i) for i, node in enumerate(cfg.nodes)})
     return ["export %s=%s" % item for item in sorted(values.items())]
 
