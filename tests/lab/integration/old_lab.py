@@ -22,10 +22,11 @@ LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
 
 
 def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base=None, driver_mode=None,
-            consumable_shares=None):
+            consumable_shares=None, feature_gates=None):
     """The environment of ``lab.py`` for such a lab. ``version`` None: the test lab's own;
     ``topology`` None: the default one; ``consumable_shares`` (driver mode always): the
-    ConsumableShares mode its simulated driver publishes (LAB_CONSUMABLE_SHARES), None for none."""
+    ConsumableShares mode its simulated driver publishes (LAB_CONSUMABLE_SHARES), None for none;
+    ``feature_gates``: Kubernetes gates set against the version's defaults (LAB_FEATURE_GATES)."""
     base = port_base or int(os.environ.get("LAB_PORT_BASE", "26500")) + (400 if without_dra else 300)
     env = dict(os.environ)
     test_lab = os.environ.get("LAB_STATE_DIR") or os.path.join(ROOT, ".lab", "test")
@@ -37,6 +38,9 @@ def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base
         env["LAB_K8S_VERSION"] = version
     env.pop("LAB_TOPOLOGY", None)
     env.pop("LAB_CONSUMABLE_SHARES", None)
+    env.pop("LAB_FEATURE_GATES", None)
+    if feature_gates:
+        env["LAB_FEATURE_GATES"] = feature_gates
     if consumable_shares:
         env["LAB_CONSUMABLE_SHARES"] = consumable_shares
     if topology:
@@ -46,7 +50,7 @@ def lab_env(version, without_dra=False, topology=None, state_dir=None, port_base
 
 def start(version, without_dra=False, **settings):
     """Start the lab (building that version first if the cache lacks it); return its kubeconfig.
-    ``settings``: lab_env's topology, state_dir, port_base, driver_mode, consumable_shares."""
+    ``settings``: lab_env's topology, state_dir, port_base, driver_mode, consumable_shares, feature_gates."""
     env = lab_env(version, without_dra, **settings)
     proc = subprocess.run(LAB + ["up"], env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:

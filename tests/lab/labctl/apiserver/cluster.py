@@ -135,7 +135,7 @@ def _argv(cfg, name, bins, files, kubeconfigs, advertise):
                 "--service-account-signing-key-file=" + files["sa.key"],
                 "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
                 "--cert-dir=" + os.path.join(cfg.state_dir, "apiserver-certs"),
-                "--profiling=false", "--v=1"] + _without_dra_flags(cfg, apiserver=True)
+                "--profiling=false", "--v=1"] + _gate_flags(cfg, apiserver=True)
     if name == "kube-controller-manager":
         kc = kubeconfigs["controller-manager"]
         return [bins["kube-controller-manager"], "--kubeconfig=" + kc,
@@ -144,13 +144,13 @@ def _argv(cfg, name, bins, files, kubeconfigs, advertise):
                 "--leader-elect=false", "--use-service-account-credentials=true",
                 "--controllers=" + ",".join(CONTROLLERS),
                 "--service-account-private-key-file=" + files["sa.key"], "--root-ca-file=" + files["ca.crt"],
-                "--concurrent-gc-syncs=5", "--profiling=false", "--v=1"] + _without_dra_flags(cfg)
+                "--concurrent-gc-syncs=5", "--profiling=false", "--v=1"] + _gate_flags(cfg)
     if name == "kube-scheduler":
         kc = kubeconfigs["scheduler"]
         return [bins["kube-scheduler"], "--kubeconfig=" + kc,
                 "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
                 "--bind-address=127.0.0.1", "--secure-port=%d" % cfg.scheduler_port,
-                "--leader-elect=false", "--profiling=false", "--v=1"] + _without_dra_flags(cfg)
+                "--leader-elect=false", "--profiling=false", "--v=1"] + _gate_flags(cfg)
     if name == "simulator":
         return [sys.executable, "-m", "labctl.apiserver.sim", "--kubeconfig", kubeconfigs["simulator"],
                 "--topology", cfg.topology_file, "--driver-mode", cfg.driver_mode,
@@ -159,11 +159,12 @@ def _argv(cfg, name, bins, files, kubeconfigs, advertise):
     raise KeyError(name)
 
 
-def _without_dra_flags(cfg, apiserver=False):
-    if not cfg.without_dra:
-        return []
-    flags = ["--feature-gates=DynamicResourceAllocation=false"]
-    return flags + (["--runtime-config=resource.k8s.io/v1=false"] if apiserver else [])
+def _gate_flags(cfg, apiserver=False):
+    """One --feature-gates for the control plane: DRA off (LAB_WITHOUT_DRA) and LAB_FEATURE_GATES."""
+    gates = (["DynamicResourceAllocation=false"] if cfg.without_dra else []) + \
+        (cfg.feature_gates.split(",") if cfg.feature_gates else [])
+    flags = ["--feature-gates=" + ",".join(gates)] if gates else []
+    return flags + (["--runtime-config=resource.k8s.io/v1=false"] if apiserver and cfg.without_dra else [])
 
 
 def _readiness(cfg, name, files, tokens):
@@ -187,14 +188,16 @@ def up(cfg):
     if previous and any(c.running() for c in procs.values()):
         if previous.get("k8s_version") != cfg.k8s_version or previous.get("driver_mode") != cfg.driver_mode \
                 or previous.get("topology_file") != cfg.topology_file \
-                or previous.get("consumable_shares") != cfg.consumable_shares:
+                or previous.get("consumable_shares") != cfg.consumable_shares \
+                or previous.get("feature_gates") != cfg.feature_gates:
             raise config.ConfigError(
                 "a lab is already running with Kubernetes %s, driver mode %s, topology %s; "
                 "run `make lab-down` first to start one with Kubernetes %s, driver mode %s, topology %s "
-                "(LAB_CONSUMABLE_SHARES %s, running with %s)"
+                "(LAB_CONSUMABLE_SHARES %s, running with %s; LAB_FEATURE_GATES %s, running with %s)"
                 % (previous.get("k8s_version"), previous.get("driver_mode"), previous.get("topology_file"),
                    cfg.k8s_version, cfg.driver_mode, cfg.topology_file,
-                   cfg.consumable_shares or "unset", previous.get("consumable_shares") or "unset"))
+                   cfg.consumable_shares or "unset", previous.get("consumable_shares") or "unset",
+                   cfg.feature_gates or "unset", previous.get("feature_gates") or "unset"))
     bins = build.build_all(cfg.k8s_version)
     os.makedirs(cfg.run_dir, exist_ok=True)
     advertise = (previous or {}).get("advertise_address") or config.advertise_address()
@@ -204,6 +207,7 @@ def up(cfg):
     with open(_state_file(cfg), "w") as handle:
         json.dump({"k8s_version": cfg.k8s_version, "driver_mode": cfg.driver_mode,
                    "topology_file": cfg.topology_file, "consumable_shares": cfg.consumable_shares,
+                   "feature_gates": cfg.feature_gates,
                    "advertise_address": advertise,
                    "bin_dirs": sorted({os.path.dirname(p) for p in bins.values()})}, handle, indent=2)
     env = dict(os.environ)

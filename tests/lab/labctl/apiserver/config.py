@@ -64,6 +64,10 @@ class LabConfig:
     # LAB_CONSUMABLE_SHARES (always mode): the simulated plugin publishes as NVIDIA's 0.5.0 does
     # with --feature-gates ConsumableShares=true --consumable-shares <this>; None: as 0.4.x.
     consumable_shares: str = None
+    # LAB_FEATURE_GATES: Kubernetes feature gates set against the version's defaults on
+    # kube-apiserver, kube-scheduler and kube-controller-manager ("DRAPartitionableDevices=false"),
+    # so a test can show that what the collection probes follows a gate, not the version.
+    feature_gates: str = None
 
     run_dir = paths.under_state("run")
     pki_dir = paths.under_state("pki")
@@ -104,6 +108,19 @@ def _consumable_shares(mode):
     return value
 
 
+def _feature_gates():
+    """LAB_FEATURE_GATES as kube-apiserver's --feature-gates takes it: Name=true|false, comma-separated."""
+    value = os.environ.get("LAB_FEATURE_GATES", "").strip()
+    if not value:
+        return None
+    for item in value.split(","):
+        name, sep, setting = item.partition("=")
+        if not sep or not name[:1].isupper() or not name.isalnum() or setting not in ("true", "false"):
+            raise ConfigError("LAB_FEATURE_GATES must be Name=true or Name=false, comma-separated, such as "
+                              "DRAConsumableCapacity=true,DRAPartitionableDevices=false (got %r at %r)" % (value, item))
+    return value
+
+
 def load():
     version = build.normalise_k8s_version(os.environ.get("LAB_K8S_VERSION") or DEFAULT_K8S_VERSION)
     mode = os.environ.get("LAB_DRIVER_MODE") or "plugin"
@@ -130,6 +147,7 @@ def load():
         scheduler_port=base + 59,
         without_dra=_without_dra(version),
         consumable_shares=_consumable_shares(mode),
+        feature_gates=_feature_gates(),
     )
 
 
