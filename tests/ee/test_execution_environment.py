@@ -146,3 +146,54 @@ def test_example_definition_renders_a_build_context(tmp_path):
     # Installed in the final image, before it drops root.
     final = containerfile.split("FROM base AS final", 1)[1]
     assert final.index("get.helm.sh") < final.index("USER 1000")
+
+
+# What `make ee` builds (tests/ee/build-image.sh): the example with this machine's stand-ins
+# (tests/ee/definition.py) and the build's last step, tests/ee/check_image.py.
+sys.path.insert(0, str(ROOT / "tests" / "ee"))
+import check_image  # noqa: E402
+import definition  # noqa: E402
+
+
+def test_the_built_definition_differs_from_the_example_only_in_its_stand_ins(tmp_path):
+    example = yaml.safe_load(EXAMPLE.read_text())
+    built = definition.derive(example, "localhost/base:x", "dra-gpu-1.0.0.tar.gz", "kubernetes.core", "helm")
+    assert example == yaml.safe_load(EXAMPLE.read_text()), "derive changed the example"
+    # The Python, ansible-core and ansible-runner lines are the example's.
+    for key in ("ansible_core", "ansible_runner"):
+        assert built["dependencies"][key] == example["dependencies"][key]
+    assert built["images"]["base_image"]["name"] == "localhost/base:x"
+    assert [c["name"] for c in built["dependencies"]["galaxy"]["collections"]] == [
+        "/build/files/dist/dra-gpu-1.0.0.tar.gz", "/build/files/kubernetes.core"]
+    (tmp_path / "files").mkdir()
+    (tmp_path / "ee.yml").write_text(yaml.safe_dump(built))
+    run("ansible-builder", "create", "-f", str(tmp_path / "ee.yml"), "-c", str(tmp_path / "context"),
+        "--output-filename", "Containerfile")
+    containerfile = (tmp_path / "context" / "Containerfile").read_text()
+    final = containerfile.split("FROM base AS final", 1)[1]
+    # The check runs in the final image, after the bindep packages and before /output goes.
+    check = final.index("/output/check_image.py /usr/share/ansible/collections/ansible_collections/dra/gpu")
+    assert final.index("install-from-bindep") < check < final.index("RUN rm -rf /output\n")
+    assert 'ARG PKGMGR="/usr/bin/apt-get"' in containerfile and 'PKGMGR_PRESERVE_CACHE="always"' in containerfile
+
+
+def test_the_build_check_finds_what_the_plugins_need():
+    imports = check_image.third_party_imports(str(ROOT / "plugins"))
+    assert {"kubernetes", "celpy", "yaml"} <= set(imports)
+    assert imports["celpy"] == "plugins/module_utils/cel.py"
+    assert {"ssh", "helm", "timeout"} <= set(check_image.commands(str(ROOT / "plugins")))
+
+
+def test_the_build_check_names_what_is_missing(tmp_path, capsys, monkeypatch):
+    plugins = tmp_path / "gpu" / "plugins" / "module_utils"
+    plugins.mkdir(parents=True)
+    (plugins / "x.py").write_text("try:\n    import dra_gpu_no_such_lib\nexcept ImportError:\n    pass\n"
+                                  "import json\nfrom ansible.module_utils.basic import AnsibleModule\n"
+                                  "def f(m):\n    return m.get_bin_path('dra-gpu-no-such-command')\n")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert check_image.main(str(tmp_path / "gpu")) == 1
+    err = capsys.readouterr().err
+    assert "Python module 'dra_gpu_no_such_lib' (imported by plugins/module_utils/x.py)" in err
+    assert "requirements.txt" in err
+    assert "command 'dra-gpu-no-such-command'" in err and "command 'ssh'" in err and "bindep.txt" in err
+    assert "json" not in err and "'ansible'" not in err

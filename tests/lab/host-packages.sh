@@ -4,6 +4,9 @@
 # libseccomp-dev: runc is linked statically against it.
 # `host-packages.sh browser`: the browser alone, all the tests of the API-server lab need
 # (tests/integration/run-apiserver-lab.sh, which needs no root once it is there).
+# `host-packages.sh ee`: what `make ee` builds the execution-environment image with (tests/ee/
+# build-image.sh): podman, runc (podman's default crun cannot run in a container that has hybrid
+# cgroups, as Docker gives this machine) and debootstrap (the image's base: no registry here).
 set -euo pipefail
 declare -A package_of=([systemd-nspawn]=systemd-container [debootstrap]=debootstrap [ssh]=openssh-client
                        [nsenter]=util-linux [dpkg-scanpackages]=dpkg-dev [gpg]=gnupg [chromium]=chromium)
@@ -12,6 +15,9 @@ who=node-lab
 if [ "${1:-}" = browser ]; then
   package_of=([chromium]=chromium)
   who=lab
+elif [ "${1:-}" = ee ]; then
+  package_of=([podman]=podman [runc]=runc [debootstrap]=debootstrap)
+  who=ee
 else
   [ -e /usr/lib/x86_64-linux-gnu/libseccomp.a ] || missing+=(libseccomp-dev)
 fi
