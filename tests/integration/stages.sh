@@ -22,7 +22,10 @@ summarise_failure() {
 # --durations: the slowest tests of each run in the log, for the test budget (docs/benchmarks.md).
 run_pytest() {
   local rc=0 t0=$SECONDS
-  python -m pytest -q -p no:cacheprovider --durations=15 "$@" 2>&1 | tee "$stage_log" || rc=$?
+  # Every test's time also goes to a JUnit file beside the log: tests/benchmarks/test_times.py
+  # sums them per file and per fixture set-up for the budget table.
+  python -m pytest -q -p no:cacheprovider --durations=15 ${stage_log:+--junitxml="${stage_log%.log}.xml"} "$@" 2>&1 \
+    | tee "$stage_log" || rc=$?
   echo "=== $stage: done in $((SECONDS - t0))s"
   if [ "$rc" -eq 5 ] && [ "$narrowed" = yes ]; then rc=0; fi
   return "$rc"
