@@ -35,7 +35,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
 .PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts real-plugin \
-        sanity lint units integration integration-apiserver integration-nodes benchmarks collection docs clean
+        sanity lint units integration integration-apiserver integration-nodes benchmarks collection docs ee clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -124,6 +124,22 @@ integration-nodes: bootstrap ## Its second part, root: the node lab, its mirror,
 
 benchmarks: bootstrap ## Run tests/benchmarks and print ratios
 	@$(VENV_BIN)/python tests/benchmarks/run.py
+
+# The execution environment (not in make test: about 10 minutes, more than its 50-minute budget has left): the image built
+# with podman from the example definition and the release tarball, then site.yml, migrate_workloads.yml
+# and report.yml run in it with ansible-navigator (and report.yml with ansible-runner, laid out as
+# AWX lays out a job) against a lab of its own, compared with a run outside. Root (podman).
+EE_IMAGE ?= localhost/dra-gpu-ee:test
+EE_LAB_STATE_DIR ?= $(CURDIR)/.lab/ee
+# The demo's lab (the version playbooks/inventory/lab.yml is written for), on ports of its own.
+EE_LAB := LAB_STATE_DIR=$(EE_LAB_STATE_DIR) LAB_PORT_BASE=$${EE_LAB_PORT_BASE:-30500} LAB_DRIVER_MODE=plugin \
+          LAB_K8S_VERSION=$${EE_LAB_K8S_VERSION:-}
+
+ee: bootstrap ## Build the execution-environment image (podman, no registry) and run the playbooks in it against a lab (root)
+	@tests/lab/host-packages.sh ee
+	@$(VENV_BIN)/pip install --quiet --disable-pip-version-check -r tests/ee/requirements.txt -c tests/requirements.txt
+	@EE_IMAGE=$(EE_IMAGE) tests/ee/build-image.sh
+	@EE_IMAGE=$(EE_IMAGE) $(EE_LAB) $(VENV_BIN)/python -m pytest -q -p no:cacheprovider -s tests/ee/lab_ee.py
 
 # NVIDIA's real charts (not in CI): git directories of NVIDIA/gpu-operator and
 # kubernetes-sigs/dra-driver-nvidia-gpu; a lab of its own, stopped afterwards.

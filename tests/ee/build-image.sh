@@ -60,7 +60,7 @@ started=$(date +%s)
 # needs netavark/slirp, which a machine inside Docker may not offer). Full output in build.log.
 if ! ansible-builder build -v 3 -f execution-environment.yml -c context -t "$image" --container-runtime podman \
      --extra-build-cli-args=--network=host >"$work/build.log" 2>&1; then
-  grep -n -B2 -A12 'check_image: this execution environment' "$work/build.log" >&2 || tail -40 "$work/build.log" >&2
+  grep -B1 -A12 'check_image: this execution environment' "$work/build.log" >&2 || tail -40 "$work/build.log" >&2
   echo "ee: ansible-builder build of $image failed; the whole log is $work/build.log" >&2
   exit 1
 fi
