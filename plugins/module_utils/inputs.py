@@ -53,15 +53,19 @@ def seconds(name, value):
 
 
 def version(name, value, latest=False, exact=False):
-    """A Kubernetes version as a person writes it: 1.35, 1.35.4, v1.35.4 (and ``latest``)."""
-    if latest and str(value).strip() == "latest":
-        return "latest"
+    """A Kubernetes version as a person writes it: 1.35, 1.35.4, v1.35.4 (and, with ``latest``,
+    the targets ``latest`` and ``tested``). A pre-release is refused as one, naming the version to use."""
+    if latest and str(value).strip() in (versions.LATEST, versions.TESTED):
+        return str(value).strip()
+    refusal = versions.pre_release_refusal(name, value)
+    if refusal:
+        raise InputError(refusal)
     try:
         parsed = versions.parse_input(value)
     except versions.VersionError:
         examples = "1.35.4" if exact else "1.35 or 1.35.4"
         raise InputError("%s is %s, which is not a Kubernetes version; write it like %s%s"
-                         % (name, _show(value), examples, " or latest" if latest else ""))
+                         % (name, _show(value), examples, " or latest or tested" if latest else ""))
     if exact and parsed[2] is None:
         raise InputError("%s is %s; it needs a patch version, like %s.4" % (name, _show(value), value))
     return parsed

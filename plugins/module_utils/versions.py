@@ -14,17 +14,43 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, node_rules
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, kubeadm_config, node_rules
 
 _VERSION = r"^v?(\d+)\.(\d+)(?:\.(\d+))?"
 _VERSION_RE = re.compile(_VERSION)
 # What a person writes: the whole text is the version ("1.3x" is refused, not read as 1.3).
 _INPUT_RE = re.compile(_VERSION + "$")
 KUBELET_MAX_SKEW = 3
+# The newest minor this collection has been tested on (labs at 1.37.2 in make test): the target
+# of cluster_upgrade_target's default, ``tested``, and the highest target accepted. Raise it only
+# together with tests on the new minor; the docs point here instead of repeating it.
+NEWEST_TESTED = "1.37"
+TESTED, LATEST = "tested", "latest"
+# Minors announced but not released, with the newest pre-release published (dra-facts.md):
+# refused as targets, whatever the repository offers, until released and tested.
+PRE_RELEASES = {"1.38": "1.38.0-beta.0"}
+# A pre-release as Kubernetes tags it (1.38.0-beta.0) or as pkgs.k8s.io's packages spell it
+# (1.38.0~beta.0-1.1); never a version to upgrade to.
+_PRE_RELEASE_RE = re.compile(_VERSION + r"[-~.]?(alpha|beta|rc)\b", re.IGNORECASE)
 
 
 class VersionError(ValueError):
     pass
+
+
+class PreReleaseError(VersionError):
+    """A pre-release (alpha, beta, rc) where a released version is needed."""
+
+
+def pre_release_refusal(name, text):
+    """Why ``text``, a pre-release given as ``name``, is refused, with the fix; None when it is none."""
+    match = _PRE_RELEASE_RE.match(str(text if text is not None else "").strip())
+    if not match:
+        return None
+    minor = "%s.%s" % match.groups()[:2]
+    return ("%s is %r, a pre-release of Kubernetes %s (%s), which this collection has not tested; upgrades go to "
+            "released versions only: target %s, the newest minor tested (the default, %s)"
+            % (name, text, minor, match.group(4), NEWEST_TESTED, TESTED))
 
 
 def parse(text):
@@ -44,7 +70,10 @@ def parse_input(text):
     """A version a person typed (target, minimum, available versions): '1.35', '1.35.4', 'v1.35.4'.
 
     Unlike :func:`parse`, which reads what clusters report ('v1.35.4-eks-1'), nothing may
-    follow the version."""
+    follow the version; a pre-release ('1.38.0-beta.0') is refused as such."""
+    refusal = pre_release_refusal("the version", text)
+    if refusal:
+        raise PreReleaseError(refusal)
     match = _INPUT_RE.match(str(text if text is not None else "").strip())
     if not match:
         raise VersionError("%r is not a Kubernetes version (write it like 1.35 or 1.35.4)" % (text,))
@@ -74,8 +103,12 @@ def newest_patch(available, minor):
 
 
 def resolve_target(target, available):
-    """'latest', '1.35' or '1.35.4' -> a version tuple (patch None when unknown)."""
-    if target == "latest":
+    """'tested', 'latest', '1.35' or '1.35.4' -> a version tuple (patch None when unknown).
+    'latest' is the newest released version offered (pre-releases are never offered: the
+    repository reading skips them, and a typed one is refused)."""
+    if target == TESTED:
+        target = NEWEST_TESTED
+    if target == LATEST:
         parsed = [v for v in (parse_input(a) for a in available or []) if v[2] is not None]
         if not parsed:
             raise VersionError("target 'latest' needs available_versions (the versions the package repository offers)")
@@ -103,6 +136,19 @@ def hops(current, target, available):
 
 def _issue(code, message, fix):
     return {"code": code, "message": message, "fix": fix}
+
+
+def untested(wanted):
+    """A blocker when ``wanted`` is past the newest minor tested (a pre-release minor named so)."""
+    newest = parse_input(NEWEST_TESTED)
+    if minor_of(wanted) <= minor_of(newest):
+        return []
+    minor = "%d.%d" % minor_of(wanted)
+    why = ("%s is a pre-release (newest published: %s), not released yet" % (minor, PRE_RELEASES[minor])
+           if minor in PRE_RELEASES else "%s is newer than this collection" % minor)
+    return [_issue("untested_target", "cluster_upgrade_target resolves to %s: %s, and not tested by this collection "
+                   "(newest tested: %s)" % (text(wanted), why, NEWEST_TESTED),
+                   "set cluster_upgrade_target to %s (or leave it at its default, %s)" % (NEWEST_TESTED, TESTED))]
 
 
 def _full(version):
@@ -188,12 +234,16 @@ def unknown_nodes(hosts, nodes):
 
 
 def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
-         kubeadm_config_api=None, require_offered=False, inventory_nodes=None, identity=None, passes_left=None):
+         kubeadm_config_api=None, require_offered=False, inventory_nodes=None, identity=None, passes_left=None,
+         kubeadm_config_files=None, migrate_kubeadm_config=False):
     """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
     name, kubelet, runtime, control_plane (bool), labels and provider_id. ``inventory_nodes``
     maps the inventory hosts to upgrade to their node names (each must be a node). ``identity``
     is cluster_identity.identify's verdict; anything but kubeadm is refused (read from the
-    nodes' marks when not given). ``passes_left``: how many passes the run has left (None: no limit)."""
+    nodes' marks when not given). ``passes_left``: how many passes the run has left (None: no limit).
+    ``kubeadm_config_api`` is the API version of kube-system/kubeadm-config's ClusterConfiguration;
+    ``kubeadm_config_files`` maps hosts to their kubeadm configuration files ({path: [api versions]}),
+    each v1beta3 one a blocker on the way to 1.37 unless ``migrate_kubeadm_config`` (then a migration)."""
     node_facts = node_facts or {}
     current = parse(server_version)
     wanted = resolve_target(target, available)
@@ -207,7 +257,9 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
     if minor_of(wanted) < minor_of(dra_minimum):
         blockers.append(_issue("below_dra_minimum", "target %s is below the DRA minimum %s" % (
             text(wanted), text(dra_minimum)), "choose a target of %s or later" % text(minor_of(dra_minimum) + (None,))))
-    path = [] if blockers and any(b["code"] == "downgrade" for b in blockers) else hops(current, wanted, available)
+    blockers.extend(untested(wanted))
+    path = [] if any(b["code"] in ("downgrade", "untested_target") for b in blockers) \
+        else hops(current, wanted, available)
     blockers.extend(not_offered(path, available, require_offered))
     blockers.extend(too_many_passes(current, path, nodes, passes_left))
     if any(h[2] is None for h in path):
@@ -235,11 +287,12 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
     if kube_proxy_mode == "ipvs" and wanted[1] >= 35:
         warnings.append(_issue("kube_proxy_ipvs", "kube-proxy runs in ipvs mode, deprecated from 1.35",
                                "plan a move to nftables or iptables mode"))
-    if kubeadm_config_api == "v1beta3" and wanted[1] >= 37:
-        blockers.append(_issue("kubeadm_v1beta3", "the kubeadm configuration uses v1beta3, removed in 1.37",
-                               "run `kubeadm config migrate` to v1beta4 before the 1.37 hop"))
+    kubeadm_blockers, kubeadm_cautions, migrations = kubeadm_config.plan_issues(
+        current, path, kubeadm_config_files, kubeadm_config_api, migrate_kubeadm_config)
+    blockers.extend(kubeadm_blockers)
+    warnings.extend(kubeadm_cautions)
     order = sorted(nodes, key=lambda n: (not n.get("control_plane"), n["name"]))
-    up_to_date = not path and not any(b["code"] == "downgrade" for b in blockers) \
+    up_to_date = not path and not any(b["code"] in ("downgrade", "untested_target") for b in blockers) \
         and not lagging(current, nodes)
     # Another distribution's cluster already at the target is fine (site.yml goes on); one
     # with work left must be upgraded with that distribution's own tool.
@@ -258,4 +311,6 @@ def plan(server_version, nodes, target, available=None, dra_min="1.35", node_fac
         "cautions": warnings,
         "cluster_refusal": refusal,
         "up_to_date": up_to_date,
+        "kubeadm_config_migrations": [] if blockers else migrations,
+        "kubeadm_v1beta3_removal_ahead": kubeadm_config.removal_ahead(current, path),
     }

@@ -20,7 +20,9 @@ description:
     control planes first.
   - Returns C(blockers) (each with a C(fix)) and C(cautions) (warnings, under a name Ansible does not reserve) for
     kubelets more than three minors behind or newer than the API server, cgroup v1 nodes for a target of 1.35 or
-    later, containerd 1.x for 1.36 or later, kubeadm v1beta3 configuration for 1.37 or later, a cluster that kubeadm does not run (k3s, RKE2, a managed
+    later, containerd 1.x for 1.36 or later, kubeadm v1beta3 configuration (in C(kube-system/kubeadm-config) or in
+    O(kubeadm_config_files)) on a path through 1.37, a target past the newest minor tested (a pre-release such as
+    1.38), a cluster that kubeadm does not run (k3s, RKE2, a managed
     control plane on EKS, GKE or AKS, or no C(kube-system/kubeadm-config)), a downgrade, a target below the DRA
     minimum, a hop version the package repository does not offer, and an inventory host that is not a node; ipvs
     kube-proxy is a warning.
@@ -31,7 +33,11 @@ extends_documentation_fragment:
   - dra.gpu.read_only
 options:
   target:
-    description: V(latest) of O(available_versions), a minor such as V(1.35), or an exact version such as V(1.35.4).
+    description:
+      - V(tested) (the newest minor this collection has tested, C(NEWEST_TESTED) in plugins/module_utils/versions.py),
+        V(latest) of O(available_versions), a minor such as V(1.36), or an exact version such as V(1.36.3).
+      - A pre-release (V(1.38.0-beta.0)) is refused as input; a minor newer than the tested one (V(1.38)) is a blocker
+        (C(untested_target)). O(available_versions) never holds pre-releases, so V(latest) never picks one.
     type: str
     required: true
   available_versions:
@@ -61,6 +67,19 @@ options:
       - Inventory hosts to upgrade and their node names; each must be a node of the cluster (blocker C(unknown_node)).
     type: dict
     default: {}
+  kubeadm_config_files:
+    description:
+      - "The kubeadm configuration files of each inventory host, as C({host: {path: [api versions]}}) (from
+        dra.gpu.kubeadm_config). On a path through 1.37 each v1beta3 one is a blocker (C(kubeadm_v1beta3)) naming when
+        and how to migrate it, unless O(migrate_kubeadm_config)."
+    type: dict
+    default: {}
+  migrate_kubeadm_config:
+    description:
+      - The caller migrates v1beta3 files before the first hop (dra.gpu.kubeadm_config); they are returned in
+        RV(kubeadm_config_migrations) instead of blocking.
+    type: bool
+    default: false
   passes_left:
     description:
       - How many passes of the cluster_upgrade role the run has left, this one included (one minor each). A path
@@ -146,6 +165,19 @@ up_to_date:
   description: True when the API server and every kubelet are already at the target.
   returned: always
   type: bool
+kubeadm_config_migrations:
+  description:
+    - The v1beta3 files to migrate before the first hop (with O(migrate_kubeadm_config) on a path through 1.37),
+      each C({host, path}); empty when there are blockers.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{host: cp-1, path: /etc/kubernetes/kubeadm-config.yaml}]
+kubeadm_v1beta3_removal_ahead:
+  description: Whether the path goes through 1.37, whose kubeadm reads no v1beta3 configuration (the hosts' files
+    must then be checked, and migrated before that hop).
+  returned: always
+  type: bool
 """
 
 from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, versions
@@ -160,7 +192,9 @@ def main():
              node_facts=dict(type="dict", default={}),
              require_offered=dict(type="bool", default=False),
              inventory_nodes=dict(type="dict", default={}),
-             passes_left=dict(type="int", no_log=False)),
+             passes_left=dict(type="int", no_log=False),
+             kubeadm_config_files=dict(type="dict", default={}),
+             migrate_kubeadm_config=dict(type="bool", default=False)),
         checks=lambda params: [lambda: inputs.version("target", params["target"], latest=True),
                                lambda: inputs.versions_list("available_versions", params["available_versions"]),
                                lambda: inputs.version("dra_min_version", params["dra_min_version"])])
@@ -174,7 +208,8 @@ def main():
         result = versions.plan(server, nodes, params["target"], params["available_versions"],
                                params["dra_min_version"], params["node_facts"], proxy.get("mode"), api,
                                params["require_offered"], params["inventory_nodes"], identity,
-                               params["passes_left"])
+                               params["passes_left"], params["kubeadm_config_files"],
+                               params["migrate_kubeadm_config"])
         result["cluster"] = identity
         return result
 

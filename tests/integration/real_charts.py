@@ -656,9 +656,19 @@ def result_message(body):
     return " ".join(str(text).split())[:800]
 
 
+def lab_minor():
+    """The running lab's Kubernetes minor, read from its API server (kubectl on the lab's PATH)."""
+    answer = json.loads(subprocess.run(["kubectl", "version", "-o", "json"], check=True, capture_output=True,
+                                       text=True).stdout)
+    return int(answer["serverVersion"]["major"]), int(re.match(r"\d+", answer["serverVersion"]["minor"]).group(0))
+
+
 def run_lab_case(case, chart_dir, out_dir):
     """site.yml with one case, then the role with state absent, so that the next case starts clean."""
-    extra = {"gpu_operator_chart_source": "local", "gpu_operator_chart_dir": chart_dir,
+    # The lab's own minor as the upgrade target: site.yml's upgrade step then has nothing to do
+    # (the role's default, the newest minor tested, would upgrade the lab, which it cannot).
+    extra = {"cluster_upgrade_target": "%d.%d" % lab_minor(),
+             "gpu_operator_chart_source": "local", "gpu_operator_chart_dir": chart_dir,
              "gpu_operator_version": case.version, "gpu_operator_dra_mode": case.mode}
     if case.dra_driver_version:
         extra["gpu_operator_dra_driver_version"] = case.dra_driver_version

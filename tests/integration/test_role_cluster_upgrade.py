@@ -47,8 +47,10 @@ def plan_lines(report):
 
 
 def test_check_mode_prints_the_plan_and_changes_nothing(core, upgrade_inventory, node_b_behind):
+    # The lab's minor as the target (the role's default, the newest minor tested, is ahead of the lab).
     rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory, [
-        "--check", "-e", "cluster_upgrade_check_cgroups=false", "-e", '{"cluster_upgrade_available_versions": ["1.35.4"]}'])
+        "--check", "-e", "cluster_upgrade_target=1.35", "-e", "cluster_upgrade_check_cgroups=false",
+        "-e", '{"cluster_upgrade_available_versions": ["1.35.4"]}'])
     assert rc == 0, stderr
     plans = plan_lines(report)
     # The plan needs one pass (the resume of node-b), so passes 2-4 match no host and stay quiet.
@@ -71,7 +73,8 @@ def test_a_cgroup_v1_host_stops_the_upgrade_before_anything_changes(core, upgrad
 
 
 def test_an_up_to_date_cluster_is_a_no_op(core, upgrade_inventory):
-    rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory, ["-e", "cluster_upgrade_check_cgroups=false"])
+    rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory, [
+        "-e", "cluster_upgrade_target=1.35", "-e", "cluster_upgrade_check_cgroups=false"])
     assert rc == 0, stderr
     plans = plan_lines(report)
     assert len(plans) == 1 and "This pass: nothing" in plans[0][1]  # later passes stay quiet
@@ -90,3 +93,43 @@ def test_a_path_longer_than_the_passes_left_stops_before_anything_changes(core, 
     assert "needs 2 passes and this run has 1 left" in message and "cluster_upgrade_target=1.35 first" in message
     assert "Nothing was changed" in message
     assert node_b(core) == ("v1.34.4", False)
+
+
+V1BETA3 = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: v1.35.4\n"
+
+
+def test_a_v1beta3_kubeadm_file_stops_the_path_to_1_37_or_is_migrated_in_check_mode(
+        core, upgrade_inventory, tmp_path):
+    """The default target (tested: 1.37) from the lab (1.35.4): node-b's kubeadm file (read on the host,
+    this machine) is v1beta3. Without the opt-in the run stops before anything changes, naming the
+    file, when and how to migrate it; with it, check mode says it would migrate and writes nothing.
+    The real migration by kubeadm is tests/lab/integration/test_node_kubeadm_config_migrate.py."""
+    config = tmp_path / "kubeadm.yaml"
+    config.write_text(V1BETA3)
+    extra = ["-e", "cluster_upgrade_check_cgroups=false", "-e", "cluster_upgrade_passes_left=4",
+             "-e", '{"cluster_upgrade_available_versions": ["1.35.4", "1.36.3", "1.37.2"]}',
+             "-e", '{"cluster_upgrade_kubeadm_config_files": ["%s"]}' % config]
+    before = node_b(core)
+    rc, report, _stderr = run_playbook(PLAYBOOK, upgrade_inventory, ["--check"] + extra)
+    assert rc != 0
+    failed = [(name, r) for name, r in task_results(report) if r.get("failed")]
+    assert [name.split(" : ")[-1] for name, _r in failed] == ["Stop on blockers before anything changes"]
+    message = failed[0][1]["msg"]
+    assert "The upgrade to 1.37.2 cannot start" in message
+    assert "%s on node-b is a kubeadm v1beta3 configuration" % config in message
+    lab_minor = ".".join(os.environ.get("LAB_K8S_VERSION", "1.35.4").split(".")[:2])
+    assert "while kubeadm on node-b is %s" % lab_minor in message
+    assert "cluster_upgrade_migrate_kubeadm_config: true" in message
+    assert "kubeadm config migrate --old-config %s" % config in message and "Nothing was changed" in message
+
+    rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory,
+                                      ["--check", "-e", "cluster_upgrade_migrate_kubeadm_config=true"] + extra)
+    assert rc == 0, stderr
+    plans = plan_lines(report)
+    assert plans[0][0].endswith("1.36.3 -> 1.37.2")
+    migrations = [r for name, r in task_results(report) if name.endswith("keeping each original beside it")]
+    files = migrations[0]["results"][0]["files"]
+    assert migrations[0]["changed"] and files[0]["path"] == str(config) and files[0]["migrated"]
+    assert files[0]["backup"].startswith(str(config) + ".") and files[0]["backup"].endswith(".v1beta3")
+    assert config.read_text() == V1BETA3 and os.listdir(str(tmp_path)) == ["kubeadm.yaml"]
+    assert node_b(core) == before

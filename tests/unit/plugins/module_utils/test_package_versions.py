@@ -56,3 +56,12 @@ def test_offered_merges_both_sorted_and_reports_unanswered_reads():
 def test_nothing_registered_offers_nothing():
     assert pv.offered({}, {}) == {"versions": [], "unread": []}
     assert pv.offered(None) == {"versions": [], "unread": []}
+
+
+def test_pre_releases_in_a_repository_are_never_offered():
+    """pkgs.k8s.io spells a pre-release 1.38.0~beta.0 (Debian and rpm sort ~ first): never a target,
+    so `latest` cannot pick one."""
+    apt = "Package: kubeadm\nVersion: 1.38.0~beta.0-1.1\n\nPackage: kubeadm\nVersion: 1.37.2-1.1\n"
+    assert pv.from_apt_index(apt) == ["1.37.2"]
+    dnf = "kubeadm.x86_64  1.38.0~rc.1-150500.1.1  k8s-1.38\nkubeadm.x86_64  1.37.2-150500.1.1  k8s-1.37\n"
+    assert pv.from_dnf_list(dnf) == ["1.37.2"]

@@ -210,3 +210,69 @@ def test_lagging_names_the_kubelets_older_than_the_api_server():
              {"name": "w2", "kubelet": "v1.35.3"}, {"name": "new"}]
     assert versions.lagging(versions.parse("v1.35.4"), nodes) == ["w1", "w2", "new"]
     assert versions.lagging(versions.parse("v1.34.9"), nodes[1:2]) == []
+
+
+def test_the_default_target_is_the_newest_minor_tested():
+    result = versions.plan("v1.35.4", [node("cp", "v1.35.4", True)], versions.TESTED, AVAILABLE)
+    assert versions.NEWEST_TESTED == "1.37"
+    assert result["target"] == "1.37.2" and [h["version"] for h in result["hops"]] == ["1.36.3", "1.37.2"]
+    assert result["blockers"] == []
+
+
+@pytest.mark.parametrize("target", ["1.38", "1.38.0", "latest"])
+def test_a_target_past_the_newest_minor_tested_is_refused_naming_the_pre_release(target):
+    result = versions.plan("v1.37.2", [node("cp", "v1.37.2", True)], target, AVAILABLE + ["1.38.0"])
+    assert codes(result["blockers"]) == ["untested_target"] and result["hops"] == []
+    assert not result["up_to_date"] and result["next_pass"] is None
+    blocker = result["blockers"][0]
+    assert "cluster_upgrade_target" in blocker["message"] and "1.38 is a pre-release" in blocker["message"]
+    assert "1.38.0-beta.0" in blocker["message"] and "newest tested: 1.37" in blocker["message"]
+    assert "cluster_upgrade_target to 1.37" in blocker["fix"]
+    later = versions.plan("v1.37.2", [], "1.39", AVAILABLE)["blockers"][0]
+    assert later["code"] == "untested_target" and "1.39 is newer than this collection" in later["message"]
+
+
+@pytest.mark.parametrize("text", ["1.38.0-alpha.1", "v1.38.0-beta.0", "1.38.0-rc.1", "1.38.0~beta.0-1.1", "1.38-rc"])
+def test_a_pre_release_is_refused_as_one(text):
+    with pytest.raises(versions.PreReleaseError, match="a pre-release of Kubernetes 1.38.*target 1.37"):
+        versions.plan("v1.37.2", [], text, AVAILABLE)
+    with pytest.raises(versions.PreReleaseError):
+        versions.plan("v1.37.2", [], "latest", AVAILABLE + [text])
+    assert versions.pre_release_refusal("cluster_upgrade_target", text).startswith("cluster_upgrade_target is")
+    assert versions.pre_release_refusal("cluster_upgrade_target", "1.37.2") is None
+
+
+FILES = {"cp-1": {"/etc/kubernetes/kubeadm-config.yaml": ["v1beta3"]}, "w-1": {"/etc/k/join.yaml": ["v1beta4"]}}
+
+
+def test_a_v1beta3_file_blocks_a_path_through_1_37_saying_when_and_how_to_migrate():
+    nodes = [node("cp-1", "v1.35.4", True), node("w-1", "v1.35.4")]
+    result = versions.plan("v1.35.4", nodes, "1.37", AVAILABLE, kubeadm_config_files=FILES)
+    assert codes(result["blockers"]) == ["kubeadm_v1beta3"] and result["kubeadm_config_migrations"] == []
+    blocker = result["blockers"][0]
+    assert "/etc/kubernetes/kubeadm-config.yaml on cp-1" in blocker["message"]
+    assert "cluster_upgrade_kubeadm_config_files" in blocker["message"]
+    assert "while kubeadm on cp-1 is 1.35" in blocker["fix"]
+    assert ("kubeadm config migrate --old-config /etc/kubernetes/kubeadm-config.yaml --new-config "
+            "/etc/kubernetes/kubeadm-config.yaml.v1beta4") in blocker["fix"]
+    assert "cluster_upgrade_migrate_kubeadm_config: true" in blocker["fix"]
+    # Not on the way to 1.37: nothing to say.
+    assert versions.plan("v1.35.4", nodes, "1.36", AVAILABLE, kubeadm_config_files=FILES)["blockers"] == []
+
+
+def test_with_the_migration_on_the_file_is_a_migration_not_a_blocker():
+    nodes = [node("cp-1", "v1.36.3", True), node("w-1", "v1.36.3")]
+    result = versions.plan("v1.36.3", nodes, "1.37", AVAILABLE, kubeadm_config_files=FILES,
+                           migrate_kubeadm_config=True)
+    assert result["blockers"] == []
+    assert result["kubeadm_config_migrations"] == [{"host": "cp-1", "path": "/etc/kubernetes/kubeadm-config.yaml"}]
+    # Another blocker: nothing is migrated either.
+    blocked = versions.plan("v1.36.3", nodes + [node("x", "v1.37.2")], "1.37", AVAILABLE, kubeadm_config_files=FILES,
+                            migrate_kubeadm_config=True)
+    assert codes(blocked["blockers"]) == ["kubelet_newer"] and blocked["kubeadm_config_migrations"] == []
+
+
+def test_a_v1beta3_file_on_a_1_37_cluster_is_a_caution():
+    result = versions.plan("v1.37.2", [node("cp-1", "v1.37.2", True)], "1.37", AVAILABLE, kubeadm_config_files=FILES)
+    assert result["blockers"] == [] and codes(result["cautions"]) == ["kubeadm_v1beta3"]
+    assert "kubeadm 1.36 or older" in result["cautions"][0]["fix"]
