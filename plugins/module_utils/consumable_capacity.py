@@ -6,10 +6,10 @@
 NVIDIA's DRA driver 0.5.0 with its ConsumableShares gate publishes every GPU with
 ``allowMultipleAllocations: true`` and a request policy on ``memory``, and claims ask for
 ``capacity.requests.memory``. Kubernetes serves those fields only where its
-DRAConsumableCapacity feature is on (alpha and off by default in 1.34 and 1.35, beta and on
-from 1.36). Where it is off the API server drops them silently: from the driver's slices (the
-plugin logs it once and goes on) and from every claim and template, without a warning, so that
-each pod gets a whole GPU and nobody is told. Whether the server keeps them is learned from the
+DRAConsumableCapacity feature is on (its stages per version: dra_features.py). Where it is off
+the API server drops them silently: from the driver's slices (the plugin logs it once and goes
+on) and from every claim and template, without a warning, so that each pod gets a whole GPU and
+nobody is told. Whether the server keeps them is learned from the
 server itself, with a server-side dry run of a claim that asks for memory, not from its version,
 because the gate can be turned on or off by hand (as extended_resource.py learns whether it keeps
 extendedResourceName).
@@ -23,19 +23,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils import dra_features
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
 
-GATE = "DRAConsumableCapacity"
+FEATURE = "consumable_capacity"
+GATE = dra_features.gate(FEATURE)
 # A name no one uses, in a namespace every cluster has: the dry run needs no namespace of ours
 # and leaves nothing behind. The device class need not exist for a claim to be validated.
 PROBE_CLAIM = "dra-gpu-consumable-capacity-probe"
 PROBE_NAMESPACE = "default"
 PROBE_CLASS = "gpu.nvidia.com"
 PROBE_MEMORY = "1Mi"
-COMPONENTS = "kube-apiserver, kube-scheduler, kube-controller-manager and every kubelet"
+COMPONENTS = dra_features.COMPONENTS
 UNSEEN = ("a server-side dry run sees only the API server: it cannot tell whether %s is on for kube-scheduler, "
-          "kube-controller-manager and the kubelets, which must have it too (on by default from Kubernetes 1.36)"
-          % GATE)
+          "kube-controller-manager and the kubelets, which must have it too (on by default from Kubernetes 1.%d)"
+          % (GATE, dra_features.first_on(FEATURE)))
 
 
 def probe_claim(namespace=PROBE_NAMESPACE):
@@ -61,12 +63,13 @@ def verdict(server_version, keeps):
                           % (server_version, GATE, UNSEEN)}
     return {"available": False,
             "reason": "this API server (%s) drops a claim's capacity requests: a server-side dry run of a "
-                      "ResourceClaim asking for memory %s came back without it, so %s is off (alpha and off by "
-                      "default in Kubernetes 1.34 and 1.35, beta and on from 1.36). With it off the API server also "
-                      "strips allowMultipleAllocations and the request policies from NVIDIA's slices, and every pod "
-                      "would get a whole GPU without an error. Upgrade to Kubernetes 1.36 or later "
-                      "(dra.gpu.cluster_upgrade; 1.37 is current), or turn the feature gate %s on for %s"
-                      % (server_version, PROBE_MEMORY, GATE, GATE, COMPONENTS)}
+                      "ResourceClaim asking for memory %s came back without it, so %s is off. With it off the API "
+                      "server also strips allowMultipleAllocations and the request policies from NVIDIA's slices, "
+                      "and every pod would get a whole GPU without an error. Memory shares use %s, which %s. "
+                      "Upgrade to Kubernetes 1.%d or later (dra.gpu.cluster_upgrade), or turn the feature gate %s "
+                      "on for %s"
+                      % (server_version, PROBE_MEMORY, GATE, dra_features.title(FEATURE), dra_features.needs(FEATURE),
+                         dra_features.first_on(FEATURE), GATE, COMPONENTS)}
 
 
 def availability(kube, namespace=PROBE_NAMESPACE):

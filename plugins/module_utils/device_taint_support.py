@@ -50,17 +50,3 @@ def rules_refused(kube):
             return api_error_message(exc)
         raise
     return None
-
-
-def read(kube):
-    """{slice_taints: bool, rules: bool, rules_why: the refusal or None} from two dry runs; changes
-    nothing. None where this identity may not create slices (a dry run needs the create right)."""
-    try:
-        answer = kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "resourceslices",
-                                                          probe_slice(), dry_run="All")
-        why = rules_refused(kube)
-    except ApiException as exc:
-        if exc.status == 403:
-            return None
-        raise
-    return {"slice_taints": keeps_slice_taints(answer), "rules": why is None, "rules_why": why}

@@ -17,8 +17,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils import dra_features
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
 from ansible_collections.dra.gpu.plugins.module_utils.gpu_workloads import DEVICE_PLUGIN_RESOURCE
+
+FEATURE = "extended_resource"
 # A name no one uses, for the dry-run create that asks whether the server keeps the field.
 PROBE_CLASS = "dra-gpu-extended-resource-probe"
 PROBE_RESOURCE = "example.com/dra-gpu-probe"
@@ -41,9 +44,10 @@ def verdict(server_version, classes, server_keeps_field):
     if not server_keeps_field:
         return {"available": False, "device_class": None,
                 "reason": "this API server (%s) does not keep a DeviceClass's spec.extendedResourceName: the "
-                          "DRAExtendedResource feature is off (alpha, off by default, in Kubernetes 1.34 and 1.35; "
-                          "beta and on from 1.36). Move the workload to a claim (method claim), or upgrade to 1.36 "
-                          "(or turn the feature gate on for the API server, scheduler and kubelets)" % server_version}
+                          "%s feature is off. Serving nvidia.com/gpu through DRA %s. Move the workload to a claim "
+                          "(method claim), or upgrade to 1.%d (dra.gpu.cluster_upgrade), or turn the feature gate on"
+                          % (server_version, dra_features.gate(FEATURE), dra_features.needs(FEATURE),
+                             dra_features.first_on(FEATURE))}
     return {"available": False, "device_class": None,
             "reason": "this API server (%s) keeps extendedResourceName, but no DeviceClass names %s. NVIDIA's DRA "
                       "driver chart creates gpu.nvidia.com with it; a class created while the feature was off lost "
@@ -52,16 +56,20 @@ def verdict(server_version, classes, server_keeps_field):
                       % (server_version, DEVICE_PLUGIN_RESOURCE)}
 
 
+def probe_class():
+    """The DeviceClass a dry-run create asks about: kept with DRAExtendedResource on."""
+    return {"apiVersion": "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION), "kind": "DeviceClass",
+            "metadata": {"name": PROBE_CLASS}, "spec": {"extendedResourceName": PROBE_RESOURCE}}
+
+
 def availability(kube):
     """``verdict`` for the live cluster: the classes listed, and a dry-run create of a probe
     class only when none carries the field."""
     classes, _version = kube.list_resource("deviceclasses")
     keeps = True
     if not serving_classes(classes):
-        body = {"apiVersion": "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION), "kind": "DeviceClass",
-                "metadata": {"name": PROBE_CLASS}, "spec": {"extendedResourceName": PROBE_RESOURCE}}
-        dry = kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "deviceclasses", body,
-                                                       dry_run="All")
+        dry = kube.custom.create_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "deviceclasses",
+                                                       probe_class(), dry_run="All")
         keeps = bool((dry.get("spec") or {}).get("extendedResourceName"))
     return verdict(kube.server_version(), classes, keeps)
 

@@ -23,7 +23,7 @@ __metaclass__ = type
 import hashlib
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets, inventory
+from ansible_collections.dra.gpu.plugins.module_utils import dra_features, drain_budgets, inventory
 from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import DRA_DRIVER as DRIVER
 
@@ -210,8 +210,9 @@ def probe_rule():
 
 def unserved(server_version, why):
     """The refusal on a cluster without resource.k8s.io/v1 DeviceTaintRules, with the fix."""
+    minor = dra_features.first_on("device_taint_rules")
     return ("this cluster (%s) does not serve DeviceTaintRules in %s/%s (a server-side dry run of one was refused: %s). "
-            "They are GA and on from Kubernetes 1.37 (beta and off in 1.36, feature gate DRADeviceTaintRules, in "
-            "v1beta2, which this collection does not use). Upgrade the cluster to 1.37 (dra.gpu.cluster_upgrade); "
-            "until then, cordon the GPU's node to keep new pods off it. Nothing was changed."
-            % (server_version, RESOURCE_GROUP, RESOURCE_VERSION, why))
+            "Taking one GPU out of service %s; 1.36's beta is v1beta2, which this collection does not use. "
+            "Upgrade the cluster to 1.%d (dra.gpu.cluster_upgrade); until then, cordon the GPU's node to keep new "
+            "pods off it. Nothing was changed."
+            % (server_version, RESOURCE_GROUP, RESOURCE_VERSION, why, dra_features.needs("device_taint_rules"), minor))

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, node_rules, versions
+from ansible_collections.dra.gpu.plugins.module_utils import cluster_identity, dra_features, node_rules, versions
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 
@@ -123,9 +123,31 @@ def check_distribution(identity):
                   "%s; GPU Operator: %s" % (skip, info["operator"]))
 
 
+def taint_support(rows):
+    """{slice_taints, rules} from dra_features.report's rows, or None where either was not probed
+    (this identity may not create the probe's object)."""
+    slices, rules = dra_features.served(rows, "device_taints"), dra_features.served(rows, "device_taint_rules")
+    probed = dict((r["name"], r["probed"]) for r in rows)
+    if not (probed["device_taints"] and probed["device_taint_rules"]):
+        return None
+    return {"slice_taints": slices, "rules": rules}
+
+
+def check_dra_features(rows, server_version, target_version):
+    """Which DRA features the running server serves (dry runs) and the target turns on: told, never
+    a blocker (the roles that need one refuse by themselves, naming it)."""
+    on = [r["name"] for r in rows if r["on"]]
+    off = [r["name"] for r in rows if r["on"] is False]
+    coming = [r["name"] for r in rows if r["on"] is False and r["target_on"]]
+    message = "%s serves %s; off: %s" % (server_version, ", ".join(on) or "none", ", ".join(off) or "none")
+    if coming:
+        message += "; on at %s: %s" % (target_version, ", ".join(coming))
+    return _check("dra_features", PASS, message)
+
+
 def check_device_taints(support):
-    """Whether the cluster honours device taints (device_taint_support.read): a caution, never a
-    blocker, because DRA works without them; what is missing is named with its consequence."""
+    """Whether the cluster honours device taints (from the dry runs of dra_features): a caution,
+    never a blocker, because DRA works without them; what is missing is named with its consequence."""
     if support["slice_taints"] and support["rules"]:
         return _check("device_taints", PASS, "device taints are honoured: taints in ResourceSlices (NVIDIA's health "
                       "check) and DeviceTaintRules (dra.gpu.gpu_maintenance)")
@@ -141,16 +163,24 @@ def check_device_taints(support):
 
 
 def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", node_facts=None, available=None,
-           identity=None, taint_support=None):
+           identity=None, probed=None, target=versions.TESTED):
     """Every check, the blockers among them and the upgrade path when the server is too old.
     ``identity``: cluster_identity.identify's verdict (read here from the nodes when not given);
-    ``taint_support``: device_taint_support.read's answer (None: not checked)."""
+    ``probed``: dra_features.probe's answer (None: the API server was not probed); ``target``: the
+    version whose default DRA features are reported beside the running server's."""
     gpu_nodes = [n for n in nodes if n.get("gpu")]
     identity = identity or cluster_identity.identify(server_version, nodes)
     server, path = check_server(server_version, nodes, min_version, available, identity)
     checks = [server, check_api(serves_v1), check_distribution(identity), check_gpu_nodes(gpu_nodes)]
-    if taint_support is not None:
-        checks.append(check_device_taints(taint_support))
+    running = versions.parse(server_version)
+    target_version = versions.resolve_target(target, available)
+    rows = dra_features.report(running[1], probed, target_version[1]) if serves_v1 else []
+    shown = versions.text(running), versions.text(target_version)
+    if rows and probed is not None:
+        checks.append(check_dra_features(rows, *shown))
+        support = taint_support(rows)
+        if support is not None:
+            checks.append(check_device_taints(support))
     if gpu_nodes:
         checks += [check_kubelets(gpu_nodes, min_version), check_runtimes(gpu_nodes),
                    check_cgroups(gpu_nodes, node_facts or {}), check_device_plugin(gpu_nodes, daemonsets)]
@@ -163,4 +193,6 @@ def assess(server_version, serves_v1, nodes, daemonsets, min_version="1.35", nod
         "gpu_nodes": sorted(n["name"] for n in gpu_nodes),
         "upgrade_path": path,
         "cluster": identity,
+        "dra_features": {"server_version": shown[0], "target_version": shown[1], "features": rows,
+                         "lines": dra_features.lines(shown[0], shown[1], rows)},
     }

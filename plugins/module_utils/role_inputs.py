@@ -165,6 +165,8 @@ def preflight(values, inventory):
     return [
         lambda: inputs.version("preflight_min_version", values.get("preflight_min_version")),
         lambda: inputs.versions_list("preflight_available_versions", values.get("preflight_available_versions")),
+        lambda: inputs.version("preflight_target_version", values.get("preflight_target_version", "tested"),
+                               latest=True),
         lambda: inputs.strings("preflight_gpu_hosts", hosts),
         lambda: inputs.unique("preflight_gpu_hosts", hosts, "host"),
         lambda: inputs.in_inventory("preflight_gpu_hosts", hosts, inventory),

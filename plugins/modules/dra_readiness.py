@@ -25,10 +25,18 @@ description:
     k3s or RKE2 (their version suffixes, node annotations, instance-type label and provider IDs), or a managed control
     plane on EKS, GKE or AKS (version suffixes, node-pool labels). Anything but kubeadm is a warning saying which parts
     of this collection do not apply there and what to use instead."
-  - "Check C(device_taints) (a caution, never a blocker): whether the cluster honours device taints, learned from two
-    server-side dry runs (nothing is written) - a ResourceSlice with a taint (kept only with DRADeviceTaints on, from
-    Kubernetes 1.36; NVIDIA's health check publishes such taints) and a C(resource.k8s.io/v1) DeviceTaintRule (served
-    from 1.37; dra.gpu.gpu_maintenance uses them). Left out where this identity may not create those objects."
+  - "RV(dra_features): which DRA features the running API server serves and which the target version turns on by
+    default - prioritized list (firstAvailable), admin access, partitionable devices (sharedCounters), consumable
+    capacity (memory shares), device taints in slices, DeviceTaintRules in C(resource.k8s.io/v1), extended resource
+    (a DeviceClass's extendedResourceName) and device status (a claim's status.devices). The running server is
+    probed with server-side dry runs (nothing is written; a gate that is off makes the server drop the field), so a
+    gate turned on or off by hand shows; device status, which a dry run cannot write, and the target come from the
+    gate defaults per version (plugins/module_utils/dra_features.py). Check C(dra_features) sums it up (never a
+    blocker)."
+  - "Check C(device_taints) (a caution, never a blocker): whether the cluster honours device taints - taints in
+    ResourceSlices (NVIDIA's health check publishes them; DRADeviceTaints, on from Kubernetes 1.36) and
+    C(resource.k8s.io/v1) DeviceTaintRules (from 1.37; dra.gpu.gpu_maintenance uses them), from the same dry runs.
+    Left out where this identity may not create those objects."
   - Read-only. Never fails on a failing check; the caller decides (the preflight role stops on blockers).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
@@ -49,6 +57,13 @@ options:
     type: list
     elements: str
     default: []
+  target_version:
+    description:
+      - The version whose default DRA features RV(dra_features) reports beside the running server's - V(tested) (the
+        newest minor this collection has tested, dra.gpu.cluster_upgrade's default target), V(latest) of
+        O(available_versions), a minor or an exact version.
+    type: str
+    default: tested
 """
 
 EXAMPLES = r"""
@@ -102,6 +117,18 @@ cluster:
   returned: always
   type: dict
   sample: {distribution: kubeadm, title: kubeadm, managed: false, cloud: null, evidence: [kube-system/kubeadm-config exists]}
+dra_features:
+  description:
+    - C(server_version), C(target_version), C(lines) (one sentence per feature) and C(features), one per DRA feature -
+      C(name), C(title), C(gate), C(on) (the running server, probed; null where unknown), C(how) (the dry run and its
+      answer), C(probed), C(default) and C(stage) (the running version's defaults), C(flipped) (a gate set against
+      them), C(target_on) and C(target_stage) (the target's defaults; null for a version the table does not know).
+    - Empty C(features) where C(resource.k8s.io/v1) is not served.
+  returned: always
+  type: dict
+  sample: {server_version: 1.35.4, target_version: "1.37", lines: [], features: [{name: consumable_capacity,
+           gate: DRAConsumableCapacity, "on": false, probed: true, default: false, stage: alpha, flipped: false,
+           target_on: true, target_stage: beta}]}
 upgrade_path:
   description: When the API server is too old, the hops to O(min_version), one minor each.
   returned: always
@@ -110,7 +137,7 @@ upgrade_path:
   sample: [{version: 1.35.4, minor: "1.35"}]
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, device_taint_support, inputs, readiness
+from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, dra_probes, inputs, readiness
 from ansible_collections.dra.gpu.plugins.module_utils import versions
 from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
 
@@ -119,8 +146,10 @@ def main():
     module = client.kube_module(
         dict(min_version=dict(type="str", default="1.35"),
              node_facts=dict(type="dict", default={}),
-             available_versions=dict(type="list", elements="str", default=[])),
+             available_versions=dict(type="list", elements="str", default=[]),
+             target_version=dict(type="str", default=versions.TESTED)),
         checks=lambda params: [lambda: inputs.version("min_version", params["min_version"]),
+                               lambda: inputs.version("target_version", params["target_version"], latest=True),
                                lambda: inputs.versions_list("available_versions", params["available_versions"])])
     params = module.params
 
@@ -130,10 +159,11 @@ def main():
         server, nodes = kube.server_version(), kube_nodes.list_summaries(kube)
         identity, _kubeadm = cluster_identity.read(kube, server, nodes)
         serves_v1 = kube.serves_resource_v1()
-        # Two dry runs (nothing is written): whether slices keep taints and DeviceTaintRules are served.
-        support = device_taint_support.read(kube) if serves_v1 else None
+        # One server-side dry run per feature (nothing is written): what the running server serves.
+        probed = dra_probes.probe(kube) if serves_v1 else None
         return readiness.assess(server, serves_v1, nodes, daemonsets, params["min_version"],
-                                params["node_facts"], params["available_versions"], identity, support)
+                                params["node_facts"], params["available_versions"], identity, probed,
+                                params["target_version"])
 
     client.exit_with_reading(module, read, versions.VersionError)
 

@@ -16,7 +16,7 @@ from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
 from shares_lab import build_charts, cluster_state, clients, lab_at, operator_vars, run_role
 
 VERSION = "1.35.4"
-FIX = ["Upgrade to Kubernetes 1.36 or later",
+FIX = ["Upgrade to Kubernetes 1.36 or later", "needs Kubernetes 1.36+ or the feature gate DRAConsumableCapacity",
        "turn the feature gate DRAConsumableCapacity on for kube-apiserver, kube-scheduler, kube-controller-manager "
        "and every kubelet"]
 

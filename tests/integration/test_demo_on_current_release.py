@@ -46,7 +46,16 @@ def play(name, kubeconfig, charts):
 
 def test_make_demo_packs_with_memory_shares_as_planned_and_leaves_nothing(current_lab, tmp_path):
     charts = build_charts(tmp_path / "charts")
-    play("site.yml", current_lab, charts)
+    site = play("site.yml", current_lab, charts)
+    # site.yml's preflight on the current release: every DRA feature is served, each learned by a
+    # server-side dry run (device status from the version's defaults), as 1.37's gates say.
+    features = site["dra.gpu.preflight : Check the cluster for DRA"]["dra_features"]
+    assert (features["server_version"], features["target_version"]) == (old_lab.NEW_VERSION, "1.37")
+    assert dict((f["name"], (f["on"], f["probed"])) for f in features["features"]) == {
+        "prioritized_list": (True, True), "admin_access": (True, True), "partitionable_devices": (True, True),
+        "consumable_capacity": (True, True), "device_taints": (True, True), "device_taint_rules": (True, True),
+        "extended_resource": (True, True), "device_status": (True, False)}
+    assert not any(f["flipped"] for f in features["features"])
     api = config.new_client_from_config(current_lab)
     core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
     before = cluster_objects(core, custom)

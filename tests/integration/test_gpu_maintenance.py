@@ -3,7 +3,9 @@ Kubernetes 1.37 (DeviceTaintRule GA) with the real scheduler and the real kube-c
 device-taint eviction controller; on 1.35 (the test lab) it refuses before any change.
 
 The 1.37 lab is a second lab (old_lab.start, 750 ports above the test lab) whose simulated nodes
-publish their GPUs from the start (driver mode always; node-b: four L4).
+publish their GPUs from the start (driver mode always; node-b: four L4). It runs with one gate
+set against 1.37's defaults, DRAPartitionableDevices=false (LAB_FEATURE_GATES; nothing here uses
+shared counters), so dra_readiness shows that its probes follow the gate, not the version.
 """
 
 import json
@@ -29,9 +31,13 @@ sys.path.insert(0, os.path.join(old_lab.ROOT, "tests"))
 from browser import dump_dom, screenshot  # noqa: E402 - tests/browser.py: headless chromium
 
 
+FLIPPED = "DRAPartitionableDevices"
+
+
 def settings():
     return {"port_base": int(os.environ.get("LAB_PORT_BASE", "26500")) + 750, "driver_mode": "always",
-            "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-maintenance-" + old_lab.NEW_VERSION)}
+            "state_dir": os.path.join(old_lab.ROOT, ".lab", "test-maintenance-" + old_lab.NEW_VERSION),
+            "feature_gates": FLIPPED + "=false"}
 
 
 class Lab:
@@ -173,10 +179,17 @@ def test_no_execute_evicts_exactly_the_pods_on_the_gpu_after_its_budget_allows_a
         lab.core.delete_namespace(ns)
 
 
-def test_readiness_says_the_1_37_cluster_honours_device_taints(lab):
+def test_readiness_says_the_1_37_cluster_honours_device_taints_and_follows_a_gate_turned_off(lab):
     result = run_module("dra.gpu.dra_readiness", {}, env=lab.env)
     check = [c for c in result["checks"] if c["name"] == "device_taints"][0]
     assert check["status"] == "pass", check
+    features = dict((f["name"], f) for f in result["dra_features"]["features"])
+    partitionable = features["partitionable_devices"]
+    # 1.37 turns it on by default; this API server was started with the gate off and drops the field.
+    assert partitionable["gate"] == FLIPPED and partitionable["default"] is True and partitionable["probed"]
+    assert partitionable["on"] is False and partitionable["flipped"], partitionable
+    assert "ResourceSlice with sharedCounters dropped it" in partitionable["how"]
+    assert all(f["on"] and not f["flipped"] for name, f in features.items() if name != "partitionable_devices")
 
 
 def test_a_rule_that_is_not_ours_is_never_touched(lab):
@@ -201,6 +214,7 @@ def test_on_1_35_it_refuses_before_any_change_and_names_the_fix():
     assert refused.get("failed") and not refused["changed"], refused
     assert "does not serve DeviceTaintRules in resource.k8s.io/v1" in refused["msg"]
     assert "Upgrade the cluster to 1.37" in refused["msg"] and "Nothing was changed" in refused["msg"]
+    assert "needs Kubernetes 1.37+ (DRADeviceTaintRules: alpha and off by default in 1.35" in refused["msg"]
     readiness = run_module("dra.gpu.dra_readiness", {})
     check = [c for c in readiness["checks"] if c["name"] == "device_taints"][0]
     assert check["status"] == "warn" and "drops device taints from ResourceSlices" in check["message"]

@@ -31,8 +31,22 @@ def test_the_lab_at_1_35_is_ready():
                         # The lab's nodes are simulated: no host to read the cgroup file system from.
                         "cgroup_v2": "warn",
                         # 1.35: slices keep no device taints, no DeviceTaintRules (issue 30)
-                        "device_taints": "warn"}
+                        "device_taints": "warn", "dra_features": "pass"}
     assert result["gpu_nodes"] == ["node-a", "node-b"]
+    # What the 1.35.4 API server really serves, each learned by a server-side dry run (device
+    # status, which a dry run cannot write, from the version's defaults), and what 1.37 turns on.
+    features = result["dra_features"]
+    assert (features["server_version"], features["target_version"]) == ("1.35.4", "1.37")
+    assert dict((f["name"], (f["on"], f["probed"])) for f in features["features"]) == {
+        "prioritized_list": (True, True), "admin_access": (True, True), "partitionable_devices": (False, True),
+        "consumable_capacity": (False, True), "device_taints": (False, True), "device_taint_rules": (False, True),
+        "extended_resource": (False, True), "device_status": (True, False)}
+    assert not any(f["flipped"] for f in features["features"])
+    assert all(f["target_on"] for f in features["features"])
+    lines = [r["msg"] for name, r in task_results(report) if name.endswith("Report the DRA features, running and "
+                                                                           "at the target")][0]
+    assert "consumable capacity (capacity.requests, memory shares) - 1.35.4: off (a server-side dry run of a " \
+           "ResourceClaim with capacity.requests dropped it); 1.37: on (beta)" in lines
 
 
 def test_a_1_34_cluster_fails_with_the_path_to_follow(old_cluster):

@@ -130,15 +130,32 @@ def test_kubeadm_passes_the_distribution_check_with_its_evidence():
 def test_device_taints_are_a_caution_naming_what_is_missing_never_a_blocker():
     summaries = [nodes.summary(api_node("gpu-1"))]
 
-    def check(support):
+    def check(slices, rules):
+        probed = {"device_taints": {"on": slices, "how": "dry run"}, "device_taint_rules": {"on": rules, "how": "dry"}}
         result = readiness.assess("v1.35.4", True, summaries, [], "1.35", {"gpu-1": {"cgroup_fs": "cgroup2fs"}},
                                   AVAILABLE, cluster_identity.identify("v1.35.4", summaries, kubeadm_config=True),
-                                  support)
+                                  probed)
         return result, [c for c in result["checks"] if c["name"] == "device_taints"]
 
-    on, (honoured,) = check({"slice_taints": True, "rules": True, "rules_why": None})
+    on, (honoured,) = check(True, True)
     assert honoured["status"] == "pass" and on["cautions"] == []
-    off, (missing,) = check({"slice_taints": False, "rules": False, "rules_why": "404 Not Found"})
+    off, (missing,) = check(False, False)
     assert off["ready"] and missing["status"] == "warn" and "DRADeviceTaints off" in missing["message"]
     assert "DeviceTaintRules" in missing["message"] and "1.37" in missing["fix"]
-    assert not check(None)[1]
+    assert not check(None, True)[1]  # not probed (forbidden): not said
+
+
+def test_the_dra_features_of_the_running_server_and_the_target_are_reported():
+    summaries = [nodes.summary(api_node("gpu-1"))]
+    probed = {"consumable_capacity": {"on": False, "how": "a server-side dry run dropped it"},
+              "extended_resource": {"on": True, "how": "a server-side dry run kept it"}}
+    result = readiness.assess("v1.35.4", True, summaries, [], "1.35", None, AVAILABLE, None, probed, "1.37")
+    features = result["dra_features"]
+    assert features["server_version"] == "1.35.4" and features["target_version"] == "1.37"
+    rows = dict((r["name"], r) for r in features["features"])
+    assert rows["extended_resource"]["on"] and rows["extended_resource"]["flipped"]
+    assert rows["consumable_capacity"]["on"] is False and rows["consumable_capacity"]["target_on"]
+    check = status(result, "dra_features")
+    assert check["status"] == "pass" and "on at 1.37: partitionable_devices, consumable_capacity" in check["message"]
+    assert len(features["lines"]) == len(features["features"]) == 8
+    assert readiness.assess("v1.35.4", False, summaries, [], "1.35")["dra_features"]["features"] == []
