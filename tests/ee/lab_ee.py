@@ -92,7 +92,7 @@ def lab_env():
     """`lab.py env`: KUBECONFIG and a PATH with the lab's kubectl and helm."""
     env = dict(os.environ)
     for line in lab("env", "--venv-bin", str(BIN)).splitlines():
-        key, _, value = line.removeprefix("export ").partition("=")
+        key, _sep, value = line.removeprefix("export ").partition("=")
         env[key] = value.strip("'")
     # Outside runs the very tarball the image was built from (tests/ee/build-image.sh installed it).
     env["ANSIBLE_COLLECTIONS_PATH"] = str(WORK / "installed")
@@ -274,10 +274,9 @@ def test_the_image_is_local_and_holds_no_credential():
     env = dict(os.environ, CONTAINERS_CONF=CONTAINERS_CONF)
     run(["podman", "image", "exists", IMAGE], env=env)
     # No kubeconfig variable, no ~/.kube, nothing at the paths the credential is mounted on.
-    proc, _ = run(["podman", "run", "--rm", "--network", "none", IMAGE, "sh", "-c",
-                   "env | grep -E '^(KUBECONFIG|K8S_AUTH_)' || true; ls -d ~/.kube /root/.kube /var/run/dra-gpu "
-                   "2>/dev/null || true"], env=env)
-    assert proc.stdout.strip() == "", proc.stdout
+    script = "env | grep -E '^(KUBECONFIG|K8S_AUTH_)' || true; ls -d ~/.kube /root/.kube /var/run/dra-gpu 2>/dev/null || true"
+    found = run(["podman", "run", "--rm", "--network", "none", IMAGE, "sh", "-c", script], env=env)[0].stdout
+    assert found.strip() == "", found
 
 
 def test_inside_runs_the_image_collections_not_the_mounted_checkout(inside, charts):
@@ -375,7 +374,7 @@ def test_a_removed_python_requirement_fails_the_run_naming_the_import(inside, ch
     try:
         (tmp_path / "report").mkdir()
         runner = Inside(inside["env"], charts, tmp_path / "report", inside["credential"], image=broken)
-        proc, _ = runner.playbook("playbooks/report.yml", "-e", "report_dir=" + REPORT_IN_CONTAINER, check=False)
+        proc = runner.playbook("playbooks/report.yml", "-e", "report_dir=" + REPORT_IN_CONTAINER, check=False)[0]
         assert proc.returncode != 0
         assert "Failed to import the required Python library (kubernetes)" in proc.stdout + proc.stderr, \
             proc.stdout[-4000:]
