@@ -417,8 +417,11 @@ def inputs():
     for name, worker in (("worker", "node-b"), ("stranger", "node-x")):
         path = os.path.join(tmp, name + ".yml")
         with open(path, "w") as handle:
+            # cp1 stands for node-a, the control plane a path with hops needs in the inventory.
+            control_plane = {"cp1": {"ansible_connection": "local", "cluster_upgrade_node_name": "node-a"}}
             json.dump({"all": {"hosts": {"localhost": {"ansible_connection": "local"}},
-                               "children": {"kube_node": {"hosts": {worker: {"ansible_connection": "local"}}}}}},
+                               "children": {"kube_control_plane": {"hosts": control_plane},
+                                            "kube_node": {"hosts": {worker: {"ansible_connection": "local"}}}}}},
                       handle)
         values["inventories"][name] = path
     yield values

@@ -81,9 +81,41 @@ def test_an_up_to_date_cluster_is_a_no_op(core, upgrade_inventory):
     assert not any(r.get("changed") for _name, r in task_results(report) + task_results(report, "node-b"))
 
 
-def test_a_path_longer_than_the_passes_left_stops_before_anything_changes(core, upgrade_inventory, node_b_behind):
-    """node-b's resume and the 1.36 hop take two passes; a run with one left must say so up front."""
+@pytest.fixture
+def inventory_with_control_plane(tmp_path_factory):
+    """upgrade_inventory's hosts and a control-plane "host" cp1 standing for node-a (this machine,
+    through a local connection): a path with hops needs a control plane in the inventory."""
+    import yaml
+    path = tmp_path_factory.mktemp("inventory") / "inventory.yml"
+    local = {"ansible_connection": "local"}
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": local}, "children": {
+        "kube_control_plane": {"hosts": {"cp1": dict(local, cluster_upgrade_node_name="node-a")}},
+        "kube_node": {"hosts": {"node-b": local}}}}}))
+    return str(path)
+
+
+def test_hops_without_a_control_plane_in_the_inventory_stop_before_anything_changes(core, upgrade_inventory):
+    """The lab inventory's empty groups, or a site's that names only workers: the 1.36 hop needs
+    kubeadm on a control plane, so the plan stops, naming the group and both fixes (in check mode:
+    were the stop missing, the role would go on to node-b, which is this machine)."""
     rc, report, _stderr = run_playbook(PLAYBOOK, upgrade_inventory, [
+        "--check", "-e", "cluster_upgrade_target=1.36", "-e", "cluster_upgrade_check_cgroups=false",
+        "-e", '{"cluster_upgrade_available_versions": ["1.35.4", "1.36.3"]}'])
+    assert rc != 0
+    failed = [(name, r) for name, r in task_results(report) if r.get("failed")]
+    assert [name.split(" : ")[-1] for name, _r in failed] == [
+        "Stop when the path has hops and the inventory names no control plane"], failed
+    message = failed[0][1]["msg"]
+    assert "the cluster runs 1.35.4 and cluster_upgrade_target 1.36 takes it through 1.36.3" in message, message
+    assert "kube_control_plane (cluster_upgrade_control_plane_group) has no host" in message
+    assert "set cluster_upgrade_target to 1.35 to keep this version" in message and "Nothing was changed" in message
+    assert node_b(core) == ("v1.35.4", False)
+
+
+def test_a_path_longer_than_the_passes_left_stops_before_anything_changes(core, inventory_with_control_plane,
+                                                                           node_b_behind):
+    """node-b's resume and the 1.36 hop take two passes; a run with one left must say so up front."""
+    rc, report, _stderr = run_playbook(PLAYBOOK, inventory_with_control_plane, [
         "-e", "cluster_upgrade_target=1.36", "-e", "cluster_upgrade_check_cgroups=false", "-e", "cluster_upgrade_passes_left=1",
         "-e", '{"cluster_upgrade_available_versions": ["1.35.4", "1.36.3"]}'])
     assert rc != 0
@@ -99,7 +131,7 @@ V1BETA3 = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkuber
 
 
 def test_a_v1beta3_kubeadm_file_stops_the_path_to_1_37_or_is_migrated_in_check_mode(
-        core, upgrade_inventory, tmp_path):
+        core, inventory_with_control_plane, tmp_path):
     """The default target (tested: 1.37) from the lab (1.35.4): node-b's kubeadm file (read on the host,
     this machine) is v1beta3. Without the opt-in the run stops before anything changes, naming the
     file, when and how to migrate it; with it, check mode says it would migrate and writes nothing.
@@ -110,7 +142,7 @@ def test_a_v1beta3_kubeadm_file_stops_the_path_to_1_37_or_is_migrated_in_check_m
              "-e", '{"cluster_upgrade_available_versions": ["1.35.4", "1.36.3", "1.37.2"]}',
              "-e", '{"cluster_upgrade_kubeadm_config_files": ["%s"]}' % config]
     before = node_b(core)
-    rc, report, _stderr = run_playbook(PLAYBOOK, upgrade_inventory, ["--check"] + extra)
+    rc, report, _stderr = run_playbook(PLAYBOOK, inventory_with_control_plane, ["--check"] + extra)
     assert rc != 0
     failed = [(name, r) for name, r in task_results(report) if r.get("failed")]
     assert [name.split(" : ")[-1] for name, _r in failed] == ["Stop on blockers before anything changes"]
@@ -122,7 +154,7 @@ def test_a_v1beta3_kubeadm_file_stops_the_path_to_1_37_or_is_migrated_in_check_m
     assert "cluster_upgrade_migrate_kubeadm_config: true" in message
     assert "kubeadm config migrate --old-config %s" % config in message and "Nothing was changed" in message
 
-    rc, report, stderr = run_playbook(PLAYBOOK, upgrade_inventory,
+    rc, report, stderr = run_playbook(PLAYBOOK, inventory_with_control_plane,
                                       ["--check", "-e", "cluster_upgrade_migrate_kubeadm_config=true"] + extra)
     assert rc == 0, stderr
     plans = plan_lines(report)
