@@ -6,7 +6,6 @@ installed collections to collect their Python and system requirements. Here it r
 installed from the tarball `ansible-galaxy collection build` makes, as Galaxy would ship it.
 """
 
-import ast
 import importlib.metadata
 import pathlib
 import re
@@ -17,6 +16,9 @@ import sys
 import pytest
 import yaml
 from bindep.depends import Depends
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import check_image  # noqa: E402 - tests/ee/check_image.py, the build's last step
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -64,25 +66,14 @@ def introspected(installed):
 
 
 def third_party_imports():
-    """Distributions that plugins/ imports, optional imports (try/except) included."""
-    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    """Distributions that plugins/ imports, optional imports (try/except) included: the modules
+    check_image.py (the build's last step) finds, each mapped to the distribution installing it."""
     by_module = importlib.metadata.packages_distributions()
     found = {}
-    for path in sorted((ROOT / "plugins").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                if top in stdlib or top in ("ansible", "ansible_collections"):
-                    continue
-                assert top in by_module, f"{path.relative_to(ROOT)} imports {top}, which no installed distribution provides"
-                for dist in by_module[top]:
-                    found.setdefault(dist_name(dist), path.relative_to(ROOT))
+    for top, where in sorted(check_image.third_party_imports(str(ROOT / "plugins")).items()):
+        assert top in by_module, f"{where} imports {top}, which no installed distribution provides"
+        for dist in by_module[top]:
+            found.setdefault(dist_name(dist), where)
     return found
 
 
@@ -149,9 +140,7 @@ def test_example_definition_renders_a_build_context(tmp_path):
 
 
 # What `make ee` builds (tests/ee/build-image.sh): the example with this machine's stand-ins
-# (tests/ee/definition.py) and the build's last step, tests/ee/check_image.py.
-sys.path.insert(0, str(ROOT / "tests" / "ee"))
-import check_image  # noqa: E402
+# (tests/ee/definition.py) and the build's last step, tests/ee/check_image.py (imported above).
 import definition  # noqa: E402
 
 
