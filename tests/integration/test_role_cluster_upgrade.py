@@ -112,8 +112,8 @@ def test_hops_without_a_control_plane_in_the_inventory_stop_before_anything_chan
     assert node_b(core) == ("v1.35.4", False)
 
 
-def test_a_path_longer_than_the_passes_left_stops_before_anything_changes(core, inventory_with_control_plane,
-                                                                           node_b_behind):
+def test_a_path_longer_than_the_passes_left_stops_before_anything_changes(
+        core, inventory_with_control_plane, node_b_behind):
     """node-b's resume and the 1.36 hop take two passes; a run with one left must say so up front."""
     rc, report, _stderr = run_playbook(PLAYBOOK, inventory_with_control_plane, [
         "-e", "cluster_upgrade_target=1.36", "-e", "cluster_upgrade_check_cgroups=false", "-e", "cluster_upgrade_passes_left=1",
