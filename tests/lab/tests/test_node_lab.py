@@ -42,6 +42,9 @@ def test_kubeadm_config_for_this_vm():
     assert cluster["kubernetesVersion"] == "v1.34.4"
     assert cluster["dns"]["disabled"] and cluster["proxy"]["disabled"]
     assert kubelet["cgroupDriver"] == "cgroupfs" and kubelet["failCgroupV1"] is False
+    # The shared disk's free space is not the lab's: no evictions for it (all four signals named).
+    assert kubelet["evictionHard"] == {"memory.available": "100Mi", "nodefs.available": "1%",
+                                       "imagefs.available": "1%", "nodefs.inodesFree": "1%"}
 
 
 def test_join_config_names_the_control_plane_and_skips_only_the_cgroup_check():

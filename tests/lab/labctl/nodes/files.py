@@ -195,6 +195,14 @@ def kubeadm_config(node_name, address, version, pod_subnet, certificate_key=None
         cgroupDriver: cgroupfs
         failCgroupV1: false
         failSwapOn: false
+        # The nodes share this machine's disk with its builds and other labs: the default
+        # thresholds (imagefs 15 %, nodefs 10 % free) would evict the lab's pods for space the
+        # lab does not use. All four signals are named: an unnamed one would be off.
+        evictionHard:
+          memory.available: 100Mi
+          nodefs.available: 1%
+          imagefs.available: 1%
+          nodefs.inodesFree: 1%
         """).format(address=address, registration=_node_registration(node_name), version=version,
                     pod_subnet=pod_subnet, key="certificateKey: %s\n" % certificate_key if certificate_key else "")
 
