@@ -131,19 +131,7 @@ def test_check_mode_reads_only():
     assert not [c for c in node.calls if "put" in c]
 
 
-class Clock(object):
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
-def test_wait_rides_out_a_member_that_is_still_starting():
-    clock = Clock()
+def test_wait_rides_out_a_member_that_is_still_starting(clock):
     answers = [member_list("cp1", "cp2", unstarted=["cp3"]), member_list("cp1", "cp2", unstarted=["cp3"]),
                HEALTHY[0]]
     node = FakeNode(*HEALTHY)
@@ -159,8 +147,7 @@ def test_wait_rides_out_a_member_that_is_still_starting():
     assert problems == [] and waited == 6 and report["leader"] == "cp2"
 
 
-def test_wait_gives_up_at_the_timeout_and_says_what_it_waited_for():
-    clock = Clock()
+def test_wait_gives_up_at_the_timeout_and_says_what_it_waited_for(clock):
     node = FakeNode(member_list("cp1", "cp2"), endpoint_status({"cp1": "cp1", "cp2": "cp1"}))
     _r, problems, waited = etcd_health.wait_healthy(etcd_health.Etcd(node), 3, "/k", "v", 10, 3, clock, clock.sleep)
     assert problems and waited == 9
