@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Integration tests on the node lab (root: it boots systemd-nspawn machines, creates a bridge
-# and cgroups): build its package mirror, start it, run the mirror's tests and molecule
-# node_upgrade (the real upgrade 1.34.4 -> 1.35.4), stop it and check that it left nothing
-# behind; stopped whatever happens. NODE_LAB_* and LAB_* variables come from the Makefile.
-# Arguments go to pytest (e.g. -k NAME).
+# and cgroups): build its package mirror, start it (three control planes with stacked etcd and
+# a worker), run the mirror's tests and the killed-and-resumed upgrade 1.34.4 -> 1.35.4
+# (test_node_upgrade_resume.py), then molecule node_upgrade (the second minor, 1.35.4 -> 1.36.3,
+# and the smoke test), stop it and check that it left nothing behind; stopped whatever happens.
+# NODE_LAB_* and LAB_* variables come from the Makefile. Arguments go to pytest (e.g. -k NAME).
 # shellcheck disable=SC2034,SC2154  # root, stage and stage_log are shared with stages.sh
 set -euo pipefail
 source "$(dirname "$0")/stages.sh" "$@"
@@ -26,15 +27,20 @@ stage="host packages (node lab tools)"
 # serves it to the nodes and tests/lab/integration/test_node_mirror.py checks it with apt.
 # The node binaries are compiled here when not cached.
 export NODE_LAB_MIRROR_ROOT="${NODE_LAB_MIRROR_ROOT:-$root/.lab/test-mirror}"
+# The two hops: the start, the first hop (the resume test), the second (molecule node_upgrade).
+export NODE_LAB_MIRROR_VERSIONS="${NODE_LAB_MIRROR_VERSIONS:-1.34.4 1.35.4 1.36.3}"
+export NODE_LAB_CONTROL_PLANES="${NODE_LAB_CONTROL_PLANES:-3}"
 stage="node lab package mirror"
 t0=$SECONDS
-lab mirror --root "$NODE_LAB_MIRROR_ROOT" --versions 1.34.4 1.35.4
+# shellcheck disable=SC2086  # one argument per version
+lab mirror --root "$NODE_LAB_MIRROR_ROOT" --versions $NODE_LAB_MIRROR_VERSIONS
 echo "integration: node lab package mirror ready in $((SECONDS - t0))s"
 # What this machine runs before the node lab, to compare with after it (outside the lab's
 # state directory, whose name counts as the lab's in a command line).
 leftovers="${NODE_LAB_STATE_DIR:-$root/.lab/node}-leftovers-before.json"
 python3 "$root/tests/lab/integration/node_lab_leftovers.py" snapshot "$leftovers"
-# A kubeadm cluster at 1.34.4 on systemd-nspawn machines. Builds are cached after the first run.
+# A kubeadm cluster at 1.34.4 on systemd-nspawn machines: cp1, cp2, cp3 (stacked etcd) and w1.
+# Builds are cached after the first run.
 stage="node lab up"
 t0=$SECONDS
 lab node-up
