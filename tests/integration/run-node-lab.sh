@@ -15,6 +15,8 @@ on_exit() {
   exit "$code"
 }
 trap on_exit EXIT
+# Stopped by make test when the other steps failed (beside.sh): take the lab down all the same.
+trap 'exit 143' TERM INT
 # kubectl, helm and the virtualenv (python, molecule) on PATH, build/collections for Ansible.
 # No KUBECONFIG: the API-server lab is not running here; each test and scenario names the
 # cluster it talks to (tests/lab/integration/old_lab.py's, the node lab's NODE_LAB_KUBECONFIG).

@@ -30,4 +30,6 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 2
 fi
 echo "$who: installing ${missing[*]} from Debian's packages" >&2
-apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
+# The lock timeout: make test's two integration parts may both get here at once (beside.sh).
+apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@"; }
+apt_get install -y -q "${missing[@]}" >/dev/null || { apt_get update -q >/dev/null && apt_get install -y -q "${missing[@]}" >/dev/null; }
