@@ -16,6 +16,9 @@ node_part_start() {
   setsid "$@" >"$node_part_log" 2>&1 </dev/null &
   node_part_pid=$!
   echo "=== integration, node lab: started beside the other steps (pid $node_part_pid, log $node_part_log)"
+  # Its stage lines as they come, so a run cut short (CI's time limit) still shows how far it got.
+  tail -n +1 -F --pid="$node_part_pid" "$node_part_log" 2>/dev/null \
+    | grep --line-buffered -E '^(=== |integration: )' | sed -u 's/^/[node lab] /' &
 }
 node_part_wait() {
   local rc=0

@@ -37,6 +37,12 @@ t0=$SECONDS
 # shellcheck disable=SC2086  # one argument per version
 lab mirror --root "$NODE_LAB_MIRROR_ROOT" --versions $NODE_LAB_MIRROR_VERSIONS
 echo "integration: node lab package mirror ready in $((SECONDS - t0))s"
+# kubeadm 1.37, which no node runs: test_node_kubeadm_config_migrate.py checks that it refuses a
+# v1beta3 configuration (why cluster_upgrade migrates before the 1.37 hop). Cached after the first run.
+stage="kubeadm 1.37.2 for the kubeadm configuration test"
+t0=$SECONDS
+lab node-build 1.37.2
+echo "integration: node binaries of 1.37.2 ready in $((SECONDS - t0))s"
 # What this machine runs before the node lab, to compare with after it (outside the lab's
 # state directory, whose name counts as the lab's in a command line).
 leftovers="${NODE_LAB_STATE_DIR:-$root/.lab/node}-leftovers-before.json"

@@ -97,8 +97,8 @@ def run_reported(inventory_path, extra_path):
     try:
         return proc.returncode, json.loads(proc.stdout)
     except ValueError:
-        raise AssertionError("the rerun printed no JSON (rc %s): %s %s" % (proc.returncode, proc.stdout[-3000:],
-                                                                          proc.stderr[-3000:]))
+        raise AssertionError("the rerun printed no JSON (rc %s): %s %s"
+                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
 
 
 def steps(report):

@@ -1,4 +1,4 @@
-"""`lab.py build|up|down|restart|status|fault|env|mirror|node-up|node-down|node-env`: the one command line
+"""`lab.py build|up|down|restart|status|fault|env|mirror|node-build|node-up|node-down|node-env`: the one command line
 behind the Make targets, for both labs (labctl.apiserver, labctl.nodes)."""
 
 import argparse
@@ -11,6 +11,7 @@ from labctl.apiserver import build, cluster, config
 from labctl.apiserver.sim import health
 from labctl.apiserver.processes import ComponentDied
 from labctl.nodes import lab as node_lab, machine as node_machine, mirror
+from labctl.nodes import runtime as node_runtime
 
 
 # The versions the node lab upgrades between.
@@ -26,6 +27,19 @@ def _mirror(args):
     print("lab: mirror of %s (minors %s) in %s, built in %.1fs" % (
         ", ".join(args.versions), ", ".join(minors), mirror.served_dir(os.path.abspath(args.root)),
         time.monotonic() - started), file=sys.stderr)
+    return 0
+
+
+def _node_build(args):
+    """kubeadm, kubelet and kubectl of each version into the cache, without a mirror: the kubeadm
+    of a minor the node lab does not run, for tests that need only the binary."""
+    started = time.monotonic()
+    os.makedirs(paths.cache_root(), exist_ok=True)
+    with open(os.path.join(paths.cache_root(), "build.log"), "a") as log:
+        for version in args.versions:
+            node_runtime.build_kubernetes_node(build.normalise_k8s_version(version), log)
+    print("lab: node binaries of %s ready in %.1fs" % (", ".join(args.versions), time.monotonic() - started),
+          file=sys.stderr)
     return 0
 
 
@@ -66,6 +80,9 @@ def main(argv):
     mirror_parser = sub.add_parser("mirror", help="build the node lab's apt mirror of kubeadm, kubelet, kubectl")
     mirror_parser.add_argument("--versions", nargs="+", default=DEFAULT_MIRROR_VERSIONS)
     mirror_parser.add_argument("--root", default=os.path.join(os.path.dirname(paths.state_dir()), "mirror"))
+    node_build_parser = sub.add_parser("node-build", help="compile kubeadm, kubelet and kubectl of these versions "
+                                       "into the cache (no mirror)")
+    node_build_parser.add_argument("versions", nargs="+")
     sub.add_parser("node-up", help="start the node lab: kubeadm nodes in systemd-nspawn machines")
     sub.add_parser("node-down", help="stop the node lab and remove everything it created")
     sub.add_parser("node-env", help="print shell export lines for the node lab")
@@ -98,6 +115,8 @@ def main(argv):
             return cluster.status(cfg)
         if args.command == "mirror":
             return _mirror(args)
+        if args.command == "node-build":
+            return _node_build(args)
         if args.command == "fault":
             return _fault(cfg, args)
         if args.command == "env":
