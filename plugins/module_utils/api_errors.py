@@ -23,6 +23,15 @@ __metaclass__ = type
 
 import re
 
+try:
+    from kubernetes.client.exceptions import ApiException
+except ImportError:  # the module reports the missing library through client.check_libraries
+
+    class ApiException(Exception):
+        """Stands in for kubernetes' ApiException where the library is missing, so that
+        ``except ApiException`` clauses stay valid; nothing raises it then."""
+        status = None
+
 TRANSIENT = "transient"
 AUTH = "auth"
 PERMANENT = "permanent"

@@ -25,6 +25,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.dra.gpu.plugins.module_utils import api_errors
+from ansible_collections.dra.gpu.plugins.module_utils.api_errors import ApiException
 
 POLL_PAUSE = 0.5
 
@@ -119,7 +120,6 @@ def _get_raw(api, path, query):
         response = api.call_api(*request, _request_timeout=5)
         response.read()
         return response.status, (response.data or b"").decode("utf-8", "replace")
-    from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
     try:
         body = api.call_api(path, "GET", query_params=query, auth_settings=["BearerToken"], response_type="str",
                             _return_http_data_only=True, _request_timeout=5)
@@ -130,7 +130,6 @@ def _get_raw(api, path, query):
 
 def kube_probes(kube, node_name=None):
     """The two probes over a client.Kube: ``/readyz?verbose`` and a read of a node."""
-    from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
 
     def readyz():
         try:

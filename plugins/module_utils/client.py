@@ -18,7 +18,8 @@ import copy
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import inputs
+from ansible_collections.dra.gpu.plugins.module_utils import connection, inputs, redaction
+from ansible_collections.dra.gpu.plugins.module_utils.api_errors import ApiException
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
@@ -32,15 +33,11 @@ except ImportError as exc:
 
 try:
     from kubernetes import client as k8s_client
-    from kubernetes.client.exceptions import ApiException
     HAS_KUBERNETES = True
     KUBERNETES_IMPORT_ERROR = None
 except ImportError as exc:
     HAS_KUBERNETES = False
     KUBERNETES_IMPORT_ERROR = exc
-
-    class ApiException(Exception):
-        status = None
 
 RESOURCE_GROUP = "resource.k8s.io"
 RESOURCE_VERSION = "v1"
@@ -79,7 +76,6 @@ def mask_credentials(module):
     or server's URL, a token in the kubeconfig file, or one from a K8S_AUTH_* variable can still
     reach a message through a library's error text; Ansible writes each no_log value as
     ******** wherever it occurs in the result, -vvv's invocation included."""
-    from ansible_collections.dra.gpu.plugins.module_utils import connection, redaction
     found = connection.settings(module.params)
     module.no_log_values.update(redaction.secret_values(found, module.params.get("proxy_headers")))
 
@@ -126,7 +122,6 @@ def api_client(module, rides_out_restarts=False):
     certificate, a proxy that is down, refused credentials) fails in one way: a message that
     names the setting, where it came from, and the fix; no traceback.
     """
-    from ansible_collections.dra.gpu.plugins.module_utils import connection
     settings = connection.settings(module.params)
     try:
         connection.check_files(settings)

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils.api_errors import ApiException
 from ansible_collections.dra.gpu.plugins.module_utils.chart_values import deep_merge
 
 KUBEADM, K3S, RKE2, EKS, GKE, AKS, UNKNOWN = "kubeadm", "k3s", "rke2", "eks", "gke", "aks", "unknown"
@@ -173,8 +174,6 @@ def read(kube, server_version, nodes):
     dra_readiness, upgrade_plan and gpu_operator_plan share. ``kube`` is a client.Kube, ``nodes``
     node summaries. An identity that may not read kube-system's ConfigMaps (403) is told so in its
     evidence, and nothing is refused for an unmarked cluster, as when kubeadm-config was not read."""
-    # Imported here: client imports versions, which imports this module.
-    from ansible_collections.dra.gpu.plugins.module_utils.client import ApiException
     try:
         kubeadm = kube.kube_system_config("kubeadm-config", "ClusterConfiguration")
     except ApiException as exc:

@@ -17,15 +17,12 @@ __metaclass__ = type
 import time
 
 from ansible_collections.dra.gpu.plugins.module_utils import api_errors
+from ansible_collections.dra.gpu.plugins.module_utils.api_errors import ApiException
 
 try:
     from kubernetes import watch as k8s_watch
-    from kubernetes.client.exceptions import ApiException
 except ImportError:  # reported by the module through client.check_libraries
     k8s_watch = None
-
-    class ApiException(Exception):
-        status = None
 
 # The longest a single watch request stays open; shorter than any proxy's idle timeout.
 MAX_WATCH_SECONDS = 60
