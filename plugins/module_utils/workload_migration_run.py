@@ -25,9 +25,6 @@ from ansible_collections.dra.gpu.plugins.module_utils.client import (
 # How often the rollout wait looks at the workload's status without a pod event: the
 # controller counts a pod available a moment after the pod's own last change.
 ROLLOUT_RECHECK = 2
-# The kinds of claim object a migration makes (and a revert may remove).
-CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
-
 
 # How often a replace is made again on the live object after a conflict with the controller.
 CONFLICT_RETRIES = 5
@@ -439,7 +436,8 @@ class Migration:
             raise MigrationFailed("%s was given its old template back, but its rollout did not finish: %s; the "
                                   "%s %s is kept" % (self.label, message, kept.get("claim_kind"),
                                                      kept.get("claim_name")), rolled_back=False)
-        if kept.get("claim_kind") in CLAIM_KINDS and kept.get("claim_name"):
+        # the kinds of claim object a migration makes (wm.CLAIM_KINDS: claim mode -> kind), which a revert may remove
+        if kept.get("claim_kind") in wm.CLAIM_KINDS.values() and kept.get("claim_name"):
             existing = self._read_claim(kept["claim_kind"], kept["claim_name"])
             if existing is not None and wm.is_ours(existing, self.kind, self.name):
                 self._delete_claim(kept["claim_kind"], kept["claim_name"])
