@@ -1,0 +1,78 @@
+"""Where a `make test` run's wall time went, per stage, from its output: the lines each step
+prints when it ends (`=== NAME: ok in Ns`, `=== STAGE: done in Ns`, `integration: ... in Ns`).
+The node lab's part runs beside the other steps (tests/integration/beside.sh) and its log is
+printed whole when it ends; its stages are listed in a column of their own.
+
+    make test 2>&1 | tee make-test.log
+    python tests/benchmarks/stage_times.py make-test.log
+
+Prints a Markdown table for docs/benchmarks.md: the stages of each part in order with their
+seconds, and each part's sum beside the run's own total.
+"""
+
+import argparse
+import re
+import sys
+
+ENDED = (re.compile(r"^=== (?P<name>.+?): (?:ok|done) in (?P<seconds>\d+)s$"),
+         re.compile(r"^integration: (?P<name>.+?) (?:ready |built and installed |up |down )?in (?P<seconds>\d+)s$"))
+NODE_LOG_STARTS = "=== integration, node lab: its log"
+TOTAL = re.compile(r"^=== all tests passed in (?P<seconds>\d+)s$")
+# Steps that only contain others (their time is the sum of what they ran).
+CONTAINERS = ("integration, API-server lab (lab + pytest + molecule)", "integration, node lab (started beside the steps above)")
+
+
+def stages(lines):
+    """([(part, stage, seconds)], total seconds or None), parts 'main' and 'node lab'."""
+    found, total, part = [], None, "main"
+    for line in lines:
+        line = line.rstrip("\n")
+        if line.startswith("[node lab] "):
+            continue  # the live copies of the node log's lines; the log itself follows at the end
+        if line.startswith(NODE_LOG_STARTS):
+            part = "node lab"
+            continue
+        match = TOTAL.match(line)
+        if match:
+            total = int(match.group("seconds"))
+            continue
+        for pattern in ENDED:
+            match = pattern.match(line)
+            if match and match.group("name") not in CONTAINERS:
+                # the node part's own lines end once its log does: make test's next lines are main's
+                if part == "node lab" and line.startswith("=== integration, node lab"):
+                    part = "main"
+                    break
+                found.append((part, match.group("name"), int(match.group("seconds"))))
+                break
+    return found, total
+
+
+def table(found, total):
+    rows = ["| part | stage | seconds |", "| --- | --- | --- |"]
+    sums = {}
+    for part, name, seconds in found:
+        rows.append("| %s | %s | %d |" % (part, name, seconds))
+        sums[part] = sums.get(part, 0) + seconds
+    for part, seconds in sums.items():
+        rows.append("| %s | **sum** | **%d** |" % (part, seconds))
+    if total is not None:
+        rows.append("| run | **total (the parts side by side)** | **%d** |" % total)
+    return "\n".join(rows)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("log", help="the output of make test")
+    args = parser.parse_args(argv)
+    with open(args.log) as handle:
+        found, total = stages(handle)
+    if not found:
+        print("stage_times: no stage lines in %s" % args.log, file=sys.stderr)
+        return 1
+    print(table(found, total))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
