@@ -20,6 +20,8 @@
    mode, with and without its node-order check, side by side (memory_shares.py; no lab); then a
    1,000-node lab at 1.37.2 in that mode (H100 80GB, 81559Mi): dra.gpu.gpu_fit's plan for 1,010
    pods of 40Gi on the first GPU of each node, and the real scheduler placing them, compared.
+8. apis: a module run's cost of kubernetes' typed API objects, made eagerly (as client.Kube did)
+   and on first use, in fresh interpreters, interleaved (typed_apis.py; no lab).
 
 Each benchmark starts its own lab (own state directory and ports) and stops it. Machines
 here are noisy, so compare the ratios printed in the same run rather than absolute times.
@@ -39,6 +41,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cel_compile  # noqa: E402 - tests/benchmarks/cel_compile.py
 import memory_shares  # noqa: E402 - tests/benchmarks/memory_shares.py
+import typed_apis  # noqa: E402 - tests/benchmarks/typed_apis.py
 import usage_report  # noqa: E402 - tests/benchmarks/usage_report.py
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -421,10 +424,10 @@ def bench_shares(runs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report", "cel", "shares"),
+    parser.add_argument("--only", choices=("wait", "inventory", "lab", "sharing", "report", "cel", "shares", "apis"),
                         action="append")
     args = parser.parse_args()
-    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report", "cel", "shares"]
+    chosen = args.only or ["wait", "inventory", "lab", "sharing", "report", "cel", "shares", "apis"]
     results = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs, "cores": os.cpu_count()}
     for name in chosen:
         print("benchmark %s ..." % name, file=sys.stderr, flush=True)
@@ -433,7 +436,8 @@ def main():
                          "sharing": lambda r: bench_sharing(max(3, r // 3)),
                          "report": lambda r: usage_report.run(max(3, r // 3)),
                          "cel": cel_compile.run,
-                         "shares": lambda r: bench_shares(max(3, r // 3))}[name](args.runs)
+                         "shares": lambda r: bench_shares(max(3, r // 3)),
+                         "apis": typed_apis.run}[name](args.runs)
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as handle:
         json.dump(results, handle, indent=2)
