@@ -50,7 +50,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The message - where and why the role stopped (each failed class with its own message), the classes applied (which changed) and not, those removed, and how to go on.
+  description: The message - where and why the role stopped (each failed class with its own message), the classes
+    applied (which changed) and not, those removed, and how to go on.
   type: str
 """
 

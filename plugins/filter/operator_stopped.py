@@ -51,7 +51,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The message - where and why the role stopped, the node labels changed and not, the releases installed and not, and how to go on.
+  description: The message - where and why the role stopped, the node labels changed and not, the releases installed
+    and not, and how to go on.
   type: str
 """
 

@@ -24,7 +24,8 @@ __metaclass__ = type
 import re
 
 try:
-    from kubernetes.client.exceptions import ApiException
+    # Imported for the modules that catch it (client, watch, api_ready, cluster_identity).
+    from kubernetes.client.exceptions import ApiException  # noqa: F401  pylint: disable=unused-import
 except ImportError:  # the module reports the missing library through client.check_libraries
 
     class ApiException(Exception):

@@ -62,7 +62,7 @@ def table(found, total):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("log", help="the output of make test")
     args = parser.parse_args(argv)
     with open(args.log) as handle:

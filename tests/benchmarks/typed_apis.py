@@ -47,7 +47,7 @@ def run(runs=10):
     results = {}
     for label, uses in CASES:
         samples = {"eager": [], "on first use": []}
-        for _ in range(runs):
+        for _round in range(runs):
             for mode in ("eager", "lazy"):
                 samples["eager" if mode == "eager" else "on first use"].append(_sample(mode, uses))
         row = dict((mode, {"wall_s": round(statistics.median(w for w, _c in s), 3),
