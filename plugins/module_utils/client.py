@@ -137,6 +137,14 @@ def api_client(module, rides_out_restarts=False):
     return api
 
 
+def _typed_api(name):
+    """A Kube attribute that makes kubernetes' ``name`` API object over the Kube's ApiClient on
+    first use and keeps it."""
+    def make(kube):
+        return getattr(k8s_client, name)(kube.api)
+    return functools.cached_property(make)
+
+
 class Kube:
     """The few typed calls the collection needs, over one ApiClient.
 
@@ -145,28 +153,14 @@ class Kube:
     0.40 s of CPU with kubernetes 37, against 0.05 s for CustomObjectsApi), while most module runs
     need one or two of them (docs/benchmarks.md)."""
 
+    custom = _typed_api("CustomObjectsApi")
+    core = _typed_api("CoreV1Api")
+    apps = _typed_api("AppsV1Api")
+    batch = _typed_api("BatchV1Api")
+    policy = _typed_api("PolicyV1Api")
+
     def __init__(self, api):
         self.api = api
-
-    @functools.cached_property
-    def custom(self):
-        return k8s_client.CustomObjectsApi(self.api)
-
-    @functools.cached_property
-    def core(self):
-        return k8s_client.CoreV1Api(self.api)
-
-    @functools.cached_property
-    def apps(self):
-        return k8s_client.AppsV1Api(self.api)
-
-    @functools.cached_property
-    def batch(self):
-        return k8s_client.BatchV1Api(self.api)
-
-    @functools.cached_property
-    def policy(self):
-        return k8s_client.PolicyV1Api(self.api)
 
     def list_all(self, list_fn, page_size=500, **kwargs):
         """Every item of a list call, page by page; returns (items, resourceVersion)."""
