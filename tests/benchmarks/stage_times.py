@@ -15,7 +15,7 @@ import re
 import sys
 
 ENDED = (re.compile(r"^=== (?P<name>.+?): (?:ok|done) in (?P<seconds>\d+)s$"),
-         re.compile(r"^integration: (?P<name>.+?) (?:ready |built and installed |up |down )?in (?P<seconds>\d+)s$"))
+         re.compile(r"^integration: (?P<name>.+?)(?: ready)? in (?P<seconds>\d+)s$"))
 NODE_LOG_STARTS = "=== integration, node lab: its log"
 TOTAL = re.compile(r"^=== all tests passed in (?P<seconds>\d+)s$")
 # Steps that only contain others (their time is the sum of what they ran).
