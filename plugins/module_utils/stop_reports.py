@@ -67,8 +67,5 @@ def _item_name(item):
 
 
 def _unique(names):
-    seen = []
-    for name in names:
-        if name not in seen:
-            seen.append(name)
-    return seen
+    """The names once each, in their first order (as Ansible's difference filter returns them)."""
+    return list(dict.fromkeys(names))

@@ -18,11 +18,15 @@ from labctl.nodes import runtime as node_runtime
 DEFAULT_MIRROR_VERSIONS = ["1.34.4", "1.35.4"]
 
 
+def _build_log():
+    """The lab cache's build log, opened to append (the cache made first)."""
+    os.makedirs(paths.cache_root(), exist_ok=True)
+    return open(os.path.join(paths.cache_root(), "build.log"), "a")
+
+
 def _mirror(args):
     started = time.monotonic()
-    log_path = os.path.join(paths.cache_root(), "build.log")
-    os.makedirs(paths.cache_root(), exist_ok=True)
-    with open(log_path, "a") as log:
+    with _build_log() as log:
         minors = mirror.build_mirror(os.path.abspath(args.root), args.versions, log)
     print("lab: mirror of %s (minors %s) in %s, built in %.1fs" % (
         ", ".join(args.versions), ", ".join(minors), mirror.served_dir(os.path.abspath(args.root)),
@@ -34,8 +38,7 @@ def _node_build(args):
     """kubeadm, kubelet and kubectl of each version into the cache, without a mirror: the kubeadm
     of a minor the node lab does not run, for tests that need only the binary."""
     started = time.monotonic()
-    os.makedirs(paths.cache_root(), exist_ok=True)
-    with open(os.path.join(paths.cache_root(), "build.log"), "a") as log:
+    with _build_log() as log:
         for version in args.versions:
             node_runtime.build_kubernetes_node(build.normalise_k8s_version(version), log)
     print("lab: node binaries of %s ready in %.1fs" % (", ".join(args.versions), time.monotonic() - started),
