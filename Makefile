@@ -107,7 +107,7 @@ units: bootstrap ## Unit tests: ansible-test units, the lab's own unit tests, th
 	@if compgen -G "tests/unit/**/test_*.py" >/dev/null || compgen -G "tests/unit/plugins/*/test_*.py" >/dev/null; \
 	  then tests/ansible-test.sh units; else echo "units: no plugin unit tests yet"; fi
 	@$(VENV_BIN)/python -m pytest -q tests/lab/tests
-	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/collection
+	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/collection tests/benchmarks/test_stage_times.py
 	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/ee
 
 collection: bootstrap ## Build the tarball into build/dist and install it into build/installed-collections
