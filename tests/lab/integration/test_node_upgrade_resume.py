@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -67,26 +68,43 @@ def playbook_env(**extra):
 
 def run_killed_at(inventory_path, extra_path, log_path, banner):
     """Run the upgrade with Ansible's plain output and SIGKILL its whole process group when
-    ``banner`` (a task banner) appears; returns the output lines. Fails if the run ends first."""
+    ``banner`` (a task banner) appears; returns the output lines. Fails if the run ends first.
+
+    A timer kills the group at RUN_TIMEOUT: a playbook that hangs without printing would never
+    hand the loop below another line to check a deadline against."""
     proc = subprocess.Popen(["ansible-playbook", "-i", inventory_path, "-e", "@" + extra_path, PLAYBOOK],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=playbook_env(),
                             start_new_session=True)
-    lines, killed, deadline = [], False, time.monotonic() + RUN_TIMEOUT
-    with open(log_path, "w") as log:
-        for line in proc.stdout:
-            log.write(line)
-            lines.append(line.rstrip("\n"))
-            if re.match(banner, line):
-                os.killpg(proc.pid, signal.SIGKILL)
-                killed = True
-                break
-            if time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                break
-    proc.wait(timeout=60)
-    assert killed, "the first run never reached %r (rc %s); its output is in %s:\n%s" % (
-        banner, proc.returncode, log_path, "\n".join(lines[-40:]))
+    timer = threading.Timer(RUN_TIMEOUT, os.killpg, (proc.pid, signal.SIGKILL))
+    timer.start()
+    lines, killed = [], False
+    try:
+        with open(log_path, "w") as log:
+            for line in proc.stdout:
+                log.write(line)
+                lines.append(line.rstrip("\n"))
+                if re.match(banner, line):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    killed = True
+                    break
+        proc.wait(timeout=60)
+    finally:
+        timer.cancel()
+    assert killed, "the first run never reached %r (rc %s%s); its output is in %s. Where it failed:\n%s" % (
+        banner, proc.returncode, ", killed after %ss" % RUN_TIMEOUT if proc.returncode == -signal.SIGKILL else "",
+        log_path, "\n".join(failure_excerpt(lines)))
     return lines
+
+
+def failure_excerpt(lines, after=30):
+    """The task banner and the first lines of each failed result (Ansible prints a result's keys
+    sorted: msg, rc and stderr come before the long stdout), else the last lines."""
+    excerpt = []
+    for index, line in enumerate(lines):
+        if line.startswith(("fatal:", "failed:")):
+            banner = next((lines[i] for i in range(index, -1, -1) if lines[i].startswith("TASK [")), "")
+            excerpt += [banner] + lines[index:index + after] + ["..."]
+    return excerpt or lines[-40:]
 
 
 def run_reported(inventory_path, extra_path):

@@ -45,6 +45,8 @@ def test_kubeadm_config_for_this_vm():
     # The shared disk's free space is not the lab's: no evictions for it (all four signals named).
     assert kubelet["evictionHard"] == {"memory.available": "100Mi", "nodefs.available": "1%",
                                        "imagefs.available": "1%", "nodefs.inodesFree": "1%"}
+    # Nor image garbage collection: it would delete the next version's images before the upgrade.
+    assert kubelet["imageGCHighThresholdPercent"] == 100
 
 
 def test_join_config_names_the_control_plane_and_skips_only_the_cgroup_check():

@@ -203,6 +203,11 @@ def kubeadm_config(node_name, address, version, pod_subnet, certificate_key=None
           nodefs.available: 1%
           imagefs.available: 1%
           nodefs.inodesFree: 1%
+        # For the same reason image garbage collection is off (100 %): on a disk over 85 % full
+        # the kubelet deletes images no container uses, such as the next version's control-plane
+        # images imported at start, and `kubeadm upgrade node` then fails to pull them (there is
+        # no registry here).
+        imageGCHighThresholdPercent: 100
         """).format(address=address, registration=_node_registration(node_name), version=version,
                     pod_subnet=pod_subnet, key="certificateKey: %s\n" % certificate_key if certificate_key else "")
 
