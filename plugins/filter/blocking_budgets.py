@@ -57,7 +57,8 @@ _value:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import drain_budgets, registered
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import registered
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import drain_budgets
 
 
 def blocking_budgets(budgets, pods=None):

@@ -55,7 +55,7 @@ _value:
   type: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import stop_reports
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import stop_reports
 
 
 def classes_stopped(failed_result, task, listed, applied=None, pruned=None):

@@ -43,7 +43,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import package_versions
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import package_versions
 
 
 def kubeadm_offered(apt_results, dnf_results=None):

@@ -44,7 +44,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import host_facts
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import host_facts
 
 
 def node_names(hosts, hostvars, node_name_variable):

@@ -56,7 +56,7 @@ _value:
   type: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import stop_reports
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import stop_reports
 
 
 def operator_stopped(failed_result, task, plan, label_steps=(), installs=None):

@@ -44,7 +44,7 @@ _value:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import pod_status, registered
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import pod_status, registered
 
 
 def pods_not_ready(data):

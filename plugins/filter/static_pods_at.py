@@ -40,7 +40,7 @@ _value:
   type: bool
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import static_pods
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import static_pods
 
 
 class FilterModule(object):

@@ -43,7 +43,7 @@ _value:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import registered
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import registered
 
 
 def unlisted(data, listed):

@@ -69,7 +69,7 @@ ready_at:
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import api_ready, client
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import api_ready, client
 
 
 def main():

@@ -218,7 +218,8 @@ left_behind: {description: Objects the cleanup could not remove in time., return
               elements: str}
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, smoke, smoke_run
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_run
 
 
 def main():

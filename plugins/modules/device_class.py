@@ -140,8 +140,9 @@ preview:
   type: dict
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs
-from ansible_collections.dra.gpu.plugins.module_utils import device_class as dc
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.dra import device_class as dc
 
 
 def main():

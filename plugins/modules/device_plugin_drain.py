@@ -107,8 +107,9 @@ still_offering:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, watch
-from ansible_collections.dra.gpu.plugins.module_utils.device_plugin_drain import DevicePluginDrain, DrainFailed
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia.device_plugin_drain import DevicePluginDrain, DrainFailed
 
 
 def main():

@@ -31,7 +31,7 @@ description:
     (a DeviceClass's extendedResourceName) and device status (a claim's status.devices). The running server is
     probed with server-side dry runs (nothing is written; a gate that is off makes the server drop the field), so a
     gate turned on or off by hand shows; device status, which a dry run cannot write, and the target come from the
-    gate defaults per version (plugins/module_utils/dra_features.py). Check C(dra_features) sums it up (never a
+    gate defaults per version (plugins/module_utils/dra/dra_features.py). Check C(dra_features) sums it up (never a
     blocker)."
   - "Check C(device_taints) (a caution, never a blocker): whether the cluster honours device taints - taints in
     ResourceSlices (NVIDIA's health check publishes them; DRADeviceTaints, on from Kubernetes 1.36) and
@@ -137,9 +137,12 @@ upgrade_path:
   sample: [{version: 1.35.4, minor: "1.35"}]
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, dra_probes, inputs, readiness
-from ansible_collections.dra.gpu.plugins.module_utils import versions
-from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
+from ansible_collections.dra.gpu.plugins.module_utils.dra import dra_probes
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_identity, readiness
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import versions
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import nodes as kube_nodes
 
 
 def main():

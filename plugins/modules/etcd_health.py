@@ -85,7 +85,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import etcd_health
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import etcd_health
 
 
 def main():

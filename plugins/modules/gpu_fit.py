@@ -218,7 +218,10 @@ ignored_pools:
     - {driver: gpu.nvidia.com, pool: node-c, generation: 2, reason: "incomplete: 1 of 2 slices published"}
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_fit, inputs, slices
+from ansible_collections.dra.gpu.plugins.module_utils.dra import slices
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit
 
 
 def main():

@@ -141,9 +141,10 @@ pods:
   elements: dict
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, watch
-from ansible_collections.dra.gpu.plugins.module_utils.gpu_maintenance import MaintenanceRefused
-from ansible_collections.dra.gpu.plugins.module_utils.gpu_maintenance_run import GpuMaintenance
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
+from ansible_collections.dra.gpu.plugins.module_utils.workloads.gpu_maintenance import MaintenanceRefused
+from ansible_collections.dra.gpu.plugins.module_utils.workloads.gpu_maintenance_run import GpuMaintenance
 
 
 def _chosen(params):

@@ -10,10 +10,14 @@ __metaclass__ = type
 # DOCUMENTATION, EXAMPLES and RETURN are in gpu_operator_plan.yml beside this file (ansible-core's
 # sidecar documentation): its 30 options and 18 return values take five times the lines of its code.
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, gpu_handover, helm_charts, inputs
-from ansible_collections.dra.gpu.plugins.module_utils import consumable_capacity, sharing_config
-from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_reading as reading
-from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_handover, helm_charts
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_identity
+from ansible_collections.dra.gpu.plugins.module_utils.dra import consumable_capacity
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_reading as reading
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
 
 
 def main():

@@ -110,7 +110,9 @@ left_behind: {description: What the removal could not delete in time., returned:
               elements: str}
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_fit, inputs, packing, packing_run
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit, packing, packing_run
 
 
 def main():

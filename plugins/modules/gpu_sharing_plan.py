@@ -157,8 +157,10 @@ shares_modes:
   elements: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, consumable_capacity, driver_gates, inventory
-from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils.dra import consumable_capacity, slice_devices
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import driver_gates
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
 
 
 def shares_problems(kube, plugins, memory_classes, check_gates):
@@ -208,7 +210,7 @@ def main():
         daemonsets, _rv = kube.list_all(kube.apps.list_daemon_set_for_all_namespaces)
         slices, _rv = kube.slices(sharing_config.DRIVER)
         plugins = driver_gates.kubelet_plugins(daemonsets)
-        devices, _problems = inventory.devices_from_slices(slices)
+        devices, _problems = slice_devices.devices_from_slices(slices)
         verdict, problems = shares_problems(kube, plugins, memory_classes, params["check_gates"])
         changes, found = template_problems(kube, templates, params["managed_labels"], devices, template_name)
     except client.ApiException as exc:

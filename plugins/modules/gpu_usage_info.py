@@ -178,7 +178,10 @@ generated_at:
   type: str
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_usage, inputs, slices, usage_report
+from ansible_collections.dra.gpu.plugins.module_utils.dra import slices
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.report import gpu_usage, usage_report
 
 
 def main():

@@ -111,7 +111,9 @@ summary:
   type: dict
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, gpu_workloads, inputs
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.workloads import gpu_workloads
 
 
 def main():

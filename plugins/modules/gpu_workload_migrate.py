@@ -193,7 +193,8 @@ rolled_back: {description: True when the rollout failed and the old template was
 rollback: {description: "The rollback's rollout, C(state) and C(message).", returned: when rolled_back, type: dict}
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, workload_migration_run as run
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_run as run
 
 
 def main():

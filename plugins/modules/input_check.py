@@ -99,7 +99,8 @@ problems:
 
 import os
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, connection, helm_reach, role_inputs, role_reads
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import helm_reach, role_inputs, role_reads
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, connection
 
 
 def main():

@@ -79,7 +79,7 @@ import datetime
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dra.gpu.plugins.module_utils import kubeadm_config
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import kubeadm_config
 
 
 def main():

@@ -85,9 +85,13 @@ elapsed:
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, inventory, mig_layout, nvidia, watch
-from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
-from ansible_collections.dra.gpu.plugins.module_utils.client import RESOURCE_GROUP, RESOURCE_VERSION
+from ansible_collections.dra.gpu.plugins.module_utils.dra import slice_devices
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import nvidia
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import mig_layout
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import nodes as kube_nodes
+from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import RESOURCE_GROUP, RESOURCE_VERSION
 
 DRIVER = nvidia.DRA_DRIVER
 
@@ -109,7 +113,7 @@ def _wait_for_devices(kube, names, profile, timeout):
         return kube.custom.list_cluster_custom_object(RESOURCE_GROUP, RESOURCE_VERSION, "resourceslices", **kw)
 
     def condition(items):
-        devices, _problems = inventory.devices_from_slices(items)
+        devices, _problems = slice_devices.devices_from_slices(items)
         counts = mig_layout.mig_device_counts(devices, names, profile)
         return counts if len(counts) == len(names) else None
 

@@ -61,7 +61,9 @@ elapsed:
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, node_wait, watch
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import node_wait
 
 
 def main():

@@ -136,7 +136,9 @@ ignored_pools:
     - {driver: gpu.nvidia.com, pool: node-c, generation: 2, reason: "incomplete: 1 of 2 slices published"}
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, inputs, slices
+from ansible_collections.dra.gpu.plugins.module_utils.dra import slices
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 
 
 def main():

@@ -125,7 +125,10 @@ plugin_pods:
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, client, inputs, slice_wait, slices, watch
+from ansible_collections.dra.gpu.plugins.module_utils.dra import slice_wait, slices
+from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
 
 
 def main():

@@ -34,7 +34,7 @@ extends_documentation_fragment:
 options:
   target:
     description:
-      - V(tested) (the newest minor this collection has tested, C(NEWEST_TESTED) in plugins/module_utils/versions.py),
+      - V(tested) (the newest minor this collection has tested, C(NEWEST_TESTED) in plugins/module_utils/upgrade/versions.py),
         V(latest) of O(available_versions), a minor such as V(1.36), or an exact version such as V(1.36.3).
       - A pre-release (V(1.38.0-beta.0)) is refused as input; a minor newer than the tested one (V(1.38)) is a blocker
         (C(untested_target)). O(available_versions) never holds pre-releases, so V(latest) never picks one.
@@ -180,8 +180,10 @@ kubeadm_v1beta3_removal_ahead:
   type: bool
 """
 
-from ansible_collections.dra.gpu.plugins.module_utils import client, cluster_identity, inputs, versions
-from ansible_collections.dra.gpu.plugins.module_utils import nodes as kube_nodes
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_identity, versions
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import nodes as kube_nodes
 
 
 def main():

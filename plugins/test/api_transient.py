@@ -52,7 +52,7 @@ _value:
 
 import time
 
-from ansible_collections.dra.gpu.plugins.module_utils import api_errors
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import api_errors
 
 
 def api_transient(result, restarted_at=0, window=0):

@@ -17,7 +17,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, cel_check  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel, cel_check  # noqa: E402
 
 SELECTORS = [
     "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",

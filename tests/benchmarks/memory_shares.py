@@ -13,7 +13,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
-from ansible_collections.dra.gpu.plugins.module_utils import gpu_fit  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit  # noqa: E402
 
 DRIVER = "gpu.nvidia.com"
 CLASSES = [("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"),

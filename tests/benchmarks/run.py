@@ -295,7 +295,7 @@ def bench_sharing(runs):
         kubectl(env, ["wait", "--for=jsonpath={.status.numberReady}=2", "ds/dra-driver-nvidia-gpu-kubelet-plugin",
                       "--timeout=60s"])
         sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
-        from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
+        from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
         classes, _gates = sharing_config.device_classes(SHARING_CLASSES)
         manifests = "\n---\n".join(json.dumps({
             "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": c["name"]},

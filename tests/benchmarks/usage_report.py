@@ -12,7 +12,8 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, gpu_usage, usage_report  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
+from ansible_collections.dra.gpu.plugins.module_utils.report import gpu_usage, usage_report  # noqa: E402
 
 DRIVER = "gpu.nvidia.com"
 CLASSES = [("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"),

@@ -169,7 +169,7 @@ def test_the_built_definition_differs_from_the_example_only_in_its_stand_ins(tmp
 def test_the_build_check_finds_what_the_plugins_need():
     imports = check_image.third_party_imports(str(ROOT / "plugins"))
     assert {"kubernetes", "celpy", "yaml"} <= set(imports)
-    assert imports["celpy"] == "plugins/module_utils/cel.py"
+    assert imports["celpy"] == "plugins/module_utils/dra/cel/cel.py"
     assert {"ssh", "helm", "timeout"} <= set(check_image.commands(str(ROOT / "plugins")))
 
 

@@ -300,7 +300,8 @@ def test_driver(custom):
 
 def wait_in_thread(api, driver, timeout=30, **goal):
     """Run the module's wait logic (module_utils, as the module does) in a thread."""
-    from ansible_collections.dra.gpu.plugins.module_utils import client, slice_wait, slices
+    from ansible_collections.dra.gpu.plugins.module_utils.dra import slice_wait, slices
+    from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
     outcome = {}
 
     def run():

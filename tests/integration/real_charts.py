@@ -47,7 +47,7 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "build", "collections"))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "lab"))
 
-from ansible_collections.dra.gpu.plugins.module_utils import gpu_operator_values as gov  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov  # noqa: E402
 from labctl import paths as lab_paths  # noqa: E402
 from labctl.apiserver import build as lab_build  # noqa: E402
 

@@ -12,7 +12,7 @@ import uuid
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from ansible_collections.dra.gpu.plugins.module_utils import sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
 from shares_lab import build_charts, cluster_state, clients, lab_at, operator_vars, run_role
 
 VERSION = "1.35.4"

@@ -298,5 +298,5 @@ def test_memory_shares_per_device_and_what_still_fits(mix, tmp_path):
 
 
 def usage_bytes(mebibytes):
-    from ansible_collections.dra.gpu.plugins.module_utils.quantity import human_bytes
+    from ansible_collections.dra.gpu.plugins.module_utils.dra.quantity import human_bytes
     return human_bytes(mebibytes * 2 ** 20)

@@ -17,7 +17,7 @@ for _path in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(":") + [os.pat
         sys.path.append(_path)
 
 import browser  # noqa: E402
-from ansible_collections.dra.gpu.plugins.module_utils import usage_report  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.report import usage_report  # noqa: E402
 
 SCREENSHOT = os.path.join(REPO, "tests", "output", "report-screenshot-sample.png")
 IDLE_REASON = "its only pod team-b/job-x-0 is Pending (ImagePullBackOff)"

@@ -9,7 +9,7 @@ import pytest
 from labctl.apiserver.sim import agent, gpus, opaque, probe
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "build", "collections")))
-from ansible_collections.dra.gpu.plugins.module_utils import sharing_config  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config  # noqa: E402
 
 GV = "resource.nvidia.com/v1beta1"
 ALL_GATES = {"TimeSlicingSettings": True, "MPSSupport": True}

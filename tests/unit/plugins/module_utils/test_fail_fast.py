@@ -7,9 +7,12 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dra.gpu.plugins.module_utils import cel, node_wait, slice_wait, slices, watch
-from ansible_collections.dra.gpu.plugins.module_utils.smoke import SmokeFailure
-from ansible_collections.dra.gpu.plugins.module_utils.smoke_run import SmokeRun
+from ansible_collections.dra.gpu.plugins.module_utils.dra import slice_wait, slices
+from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import watch
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import node_wait
+from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke import SmokeFailure
+from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke_run import SmokeRun
 
 NODES = [{"metadata": {"name": n, "labels": {"nvidia.com/gpu.present": "true"}, "resourceVersion": "1"},
           "status": {"nodeInfo": {"kubeletVersion": "v1.35.4"}, "conditions": [{"type": "Ready", "status": "True"}]}}
@@ -128,7 +131,7 @@ NOT_REGISTERED = ("Failed to prepare dynamic resources: prepare dynamic resource
 @pytest.mark.parametrize("message, final", [(DRIVER_REFUSAL, True), (AUTHORIZER_RACE, False),
                                             (LOCK_TIMEOUT, False), (NOT_REGISTERED, False), ("", False)])
 def test_only_the_driver_refusing_a_claim_is_a_verdict(message, final):
-    from ansible_collections.dra.gpu.plugins.module_utils import smoke
+    from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke
     assert smoke.prepare_failure_is_final(message) is final
 
 

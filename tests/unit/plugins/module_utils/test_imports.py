@@ -17,12 +17,14 @@ import pytest
 import ansible_collections.dra.gpu.plugins.module_utils as package
 
 HERE = os.path.dirname(package.__file__)
-NAMES = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(HERE, "*.py")) if not p.endswith("__init__.py"))
+# Dotted names below module_utils: "k8s.client", "dra.cel.cel".
+NAMES = sorted(os.path.relpath(p, HERE)[:-3].replace(os.sep, ".")
+               for p in glob.glob(os.path.join(HERE, "**", "*.py"), recursive=True) if not p.endswith("__init__.py"))
 PREFIX = "ansible_collections.dra.gpu.plugins.module_utils"
 
 
 def test_there_are_files_to_check():
-    assert len(NAMES) > 20 and "client" in NAMES
+    assert len(NAMES) > 20 and "k8s.client" in NAMES
 
 
 def test_each_file_imports_alone_in_a_fresh_interpreter():
@@ -47,7 +49,7 @@ def test_each_file_imports_alone_in_a_fresh_interpreter():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_no_import_of_the_collection_inside_a_function(name):
-    with open(os.path.join(HERE, name + ".py")) as handle:
+    with open(os.path.join(HERE, *name.split(".")) + ".py") as handle:
         tree = ast.parse(handle.read())
     late = []
     for function in ast.walk(tree):

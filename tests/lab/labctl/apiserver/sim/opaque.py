@@ -2,7 +2,7 @@
 
 Written from the driver's source (cmd/gpu-kubelet-plugin/device_state.go prepareDevices and
 GetOpaqueDeviceConfigs, api/nvidia.com/resource/v1beta1 types, Normalize and Validate), on
-purpose independently of the collection's own checker (plugins/module_utils/sharing_config.py):
+purpose independently of the collection's own checker (plugins/module_utils/sharing/sharing_config.py):
 the lab must refuse what NVIDIA's plugin refuses even where the collection's checker is wrong.
 Messages are the driver's wording, wrapped as the kubelet reports them in the pod's
 FailedPrepareDynamicResources event.
