@@ -14,6 +14,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dra.gpu.plugins.module_utils.upgrade import versions as kubernetes_versions
+
 PACKAGE = "kubeadm"
 # Debian versions carry a revision ("1.35.4-1.1"); rpm's NEVRA a release ("1.35.4-150500.1.1").
 _UPSTREAM = re.compile(r"^(\d+\.\d+\.\d+)(?:-|$)")
@@ -50,10 +52,6 @@ def from_dnf_list(text, package=PACKAGE):
     return found
 
 
-def _key(version):
-    return tuple(int(part) for part in version.split("."))
-
-
 def offered(apt_results=None, dnf_results=None):
     """Registered loop results of ansible.builtin.uri (apt indexes) and ansible.builtin.command
     (dnf lists) -> {versions: sorted unique, unread: [{url, msg, text}] of the indexes that did not answer}.
@@ -71,4 +69,4 @@ def offered(apt_results=None, dnf_results=None):
             unread.append({"url": where, "msg": why, "text": "%s: %s" % (where, why)})
     for result in (dnf_results or {}).get("results") or []:
         versions.update(from_dnf_list(result.get("stdout")))
-    return {"versions": sorted(versions, key=_key), "unread": unread}
+    return {"versions": sorted(versions, key=kubernetes_versions.parse), "unread": unread}
