@@ -9,14 +9,14 @@ VENV := $(CURDIR)/.venv
 VENV_BIN := $(VENV)/bin
 STAMP := $(VENV)/.bootstrap-stamp
 COLLECTIONS := $(CURDIR)/build/collections
-LAB := $(VENV_BIN)/python $(CURDIR)/tests/lab/lab.py
+LAB := $(VENV_BIN)/python $(CURDIR)/lab/lab.py
 
 # The test suite runs its own lab beside the demo's (other state directory and ports),
 # so `make test` never disturbs a lab a user is looking at.
 TEST_LAB_PORT_BASE ?= 26500
 # Its main lab runs the oldest supported minor, 1.35.4, where the collection's refusals of what
 # 1.35 lacks are tested; the tests of what 1.36+ serves start a 1.37.2 lab beside it
-# (tests/lab/integration/old_lab.py, NEW_VERSION).
+# (tests/integration/labs/old_lab.py, NEW_VERSION).
 TEST_LAB_K8S_VERSION ?= 1.35.4
 TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=$(TEST_LAB_PORT_BASE) LAB_DRIVER_MODE=plugin \
             LAB_K8S_VERSION=$(TEST_LAB_K8S_VERSION)
@@ -68,13 +68,13 @@ lab-env: ## Print export lines: eval "$$(make -s lab-env)"
 	@$(LAB) env --venv-bin $(VENV_BIN)
 
 node-lab-up: bootstrap ## Start the node lab: kubeadm 1.34.4 on a systemd-nspawn node (root)
-	@tests/lab/host-packages.sh
+	@lab/host-packages.sh
 	@$(LAB) node-up
 
 node-lab-down: ## Stop the node lab and remove all it created
 	@if [ -x $(VENV_BIN)/python ]; then $(LAB) node-down; else echo "node-lab: nothing to stop (no virtualenv)"; fi
 
-demo: bootstrap ## Start a lab, run playbooks/site.yml, then playbooks/demo.yml (a claim, sharing, a migration; removed again)
+demo: bootstrap ## Start a lab, run playbooks/site.yml, then playbooks/demo.yml (a claim, sharing, packing, a migration; removed again)
 	@$(DEMO_LAB) $(LAB) up
 	@eval "$$($(DEMO_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && \
 	  $(VENV_BIN)/python tests/fixtures/charts/chart_repo.py build $(DEMO_CHARTS) >/dev/null && \
@@ -106,7 +106,7 @@ docs: bootstrap ## Docs site of the modules and roles from their own docs (antsi
 units: bootstrap ## Unit tests: ansible-test units, the lab's own unit tests, the built tarball's contents, the EE build context
 	@if compgen -G "tests/unit/**/test_*.py" >/dev/null || compgen -G "tests/unit/plugins/*/test_*.py" >/dev/null; \
 	  then tests/ansible-test.sh units; else echo "units: no plugin unit tests yet"; fi
-	@$(VENV_BIN)/python -m pytest -q tests/lab/tests
+	@$(VENV_BIN)/python -m pytest -q lab/tests
 	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/collection tests/benchmarks/test_stage_times.py
 	@$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/ee
 
@@ -136,7 +136,7 @@ EE_LAB := LAB_STATE_DIR=$(EE_LAB_STATE_DIR) LAB_PORT_BASE=$${EE_LAB_PORT_BASE:-3
           LAB_K8S_VERSION=$${EE_LAB_K8S_VERSION:-}
 
 ee: bootstrap ## Build the execution-environment image (podman, no registry) and run the playbooks in it against a lab (root)
-	@tests/lab/host-packages.sh ee
+	@lab/host-packages.sh ee
 	@$(VENV_BIN)/pip install --quiet --disable-pip-version-check -r tests/ee/requirements.txt -c tests/requirements.txt
 	@EE_IMAGE=$(EE_IMAGE) tests/ee/build-image.sh
 	@EE_IMAGE=$(EE_IMAGE) $(EE_LAB) $(VENV_BIN)/python -m pytest -q -p no:cacheprovider -s tests/ee/lab_ee.py
@@ -152,12 +152,12 @@ real-charts: bootstrap ## Render NVIDIA's real charts with the role's values, ch
 	  $(VENV_BIN)/python tests/integration/real_charts.py --operator-repo "$(OPERATOR_REPO)" --dra-repo "$(DRA_REPO)" --lab; \
 	  code=$$?; $(REAL_CHARTS_LAB) $(LAB) down; exit $$code
 
-# NVIDIA's real kubelet plugin beside a lab (tests/lab/labctl/realplugin): built from checkouts
+# NVIDIA's real kubelet plugin beside a lab (lab/labctl/realplugin): built from checkouts
 # into the cache, never part of make test. The mirrors of this machine are the defaults where present.
 REAL_PLUGIN_DIR ?= $(CURDIR)/.lab/real-plugin
 REAL_PLUGIN_LAB := LAB_STATE_DIR=$(REAL_PLUGIN_DIR)/lab LAB_PORT_BASE=$${REAL_PLUGIN_PORT_BASE:-27900} LAB_DRIVER_MODE=plugin \
                    LAB_K8S_VERSION=$${REAL_PLUGIN_K8S_VERSION:-1.37.2} LAB_TOPOLOGY=$(REAL_PLUGIN_DIR)/topology.yml
-REAL_PLUGIN_TOPOLOGIES := tests/lab/topologies/default.yml tests/lab/topologies/consumable-shares.yml tests/lab/topologies/mixed-mig.yml
+REAL_PLUGIN_TOPOLOGIES := lab/topologies/default.yml lab/topologies/consumable-shares.yml lab/topologies/mixed-mig.yml
 real-plugin: DRA_REPO ?= $(wildcard /work/.mirror/kubernetes-sigs+dra-driver-nvidia-gpu/repo)
 real-plugin: TEST_INFRA_REPO ?= $(wildcard /work/.mirror/NVIDIA+k8s-test-infra/repo)
 real-plugin: bootstrap ## NVIDIA's real gpu-kubelet-plugin (v0.4.1, main) on mock NVML publishes for lab nodes; compare with the simulator (root; DRA_REPO=DIR TEST_INFRA_REPO=DIR)
@@ -165,10 +165,10 @@ real-plugin: bootstrap ## NVIDIA's real gpu-kubelet-plugin (v0.4.1, main) on moc
 	@test -n "$(TEST_INFRA_REPO)" || { echo "real-plugin: set TEST_INFRA_REPO to a git directory of NVIDIA/k8s-test-infra (pkg/gpu/mocknvml)"; exit 2; }
 	@test "$$(id -u)" = 0 || { echo "real-plugin: run as root (each plugin process gets its own mount namespace for a fake sysfs)"; exit 2; }
 	@mkdir -p $(REAL_PLUGIN_DIR)
-	@cd tests/lab && $(VENV_BIN)/python -m labctl.realplugin.run --union-topology $(REAL_PLUGIN_DIR)/topology.yml \
+	@cd lab && $(VENV_BIN)/python -m labctl.realplugin.run --union-topology $(REAL_PLUGIN_DIR)/topology.yml \
 	  $(addprefix --topology $(CURDIR)/,$(REAL_PLUGIN_TOPOLOGIES))
 	@$(REAL_PLUGIN_LAB) $(LAB) up
-	@eval "$$($(REAL_PLUGIN_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && cd tests/lab && \
+	@eval "$$($(REAL_PLUGIN_LAB) $(LAB) env --venv-bin $(VENV_BIN))" && cd lab && \
 	  $(VENV_BIN)/python -m labctl.realplugin.run --dra-repo "$(DRA_REPO)" --test-infra-repo "$(TEST_INFRA_REPO)" \
 	  --out $(REAL_PLUGIN_DIR)/run $(addprefix --topology $(CURDIR)/,$(REAL_PLUGIN_TOPOLOGIES)); \
 	  code=$$?; cd $(CURDIR) && $(REAL_PLUGIN_LAB) $(LAB) down; exit $$code

@@ -26,8 +26,8 @@ print(re.search(r"pip='([0-9.]+)'", src).group(1))
 PY
 )
 get_pip="$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
-if ! cmp -s "$here/tests/offline-get-pip.py" "$get_pip"; then
-  mkdir -p "$(dirname "$get_pip")" && cp "$here/tests/offline-get-pip.py" "$get_pip"
+if ! cmp -s "$here/tests/sanity/offline-get-pip.py" "$get_pip"; then
+  mkdir -p "$(dirname "$get_pip")" && cp "$here/tests/sanity/offline-get-pip.py" "$get_pip"
 fi
 export PATH="$here/.venv/bin:$PATH"
 case "$1" in

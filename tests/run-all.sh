@@ -13,7 +13,7 @@ step() {
   echo "=== $name: ok in $((SECONDS - t0))s"
 }
 total0=$SECONDS
-step "host packages (node lab tools, chromium)" tests/lab/host-packages.sh
+step "host packages (node lab tools, chromium)" lab/host-packages.sh
 trap 'node_part_stop' EXIT
 node_part_start make -s integration-nodes
 step "sanity (ansible-test)" make -s sanity

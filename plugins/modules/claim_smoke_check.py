@@ -223,7 +223,7 @@ from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_
 
 
 def main():
-    module = client.kube_module(smoke.ARGUMENT_SPEC, checks=smoke.input_checks,
+    module = client.kube_module(smoke.ARGUMENT_SPEC, checks=smoke.input_problems,
                                 required_if=[("probe", "custom", ("probe_pattern",))],
                                 mutually_exclusive=[("first_available", "selectors")])
     if module.check_mode:

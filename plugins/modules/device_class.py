@@ -145,6 +145,14 @@ from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 from ansible_collections.dra.gpu.plugins.module_utils.dra import device_class as dc
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.dns_subdomain, "name", params["name"], "DeviceClass")
+    problems.check(inputs.strings, "selectors", params["selectors"])
+    problems.check(inputs.labels, "labels", params["labels"])
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(name=dict(type="str", required=True),
@@ -154,9 +162,7 @@ def main():
              extended_resource_name=dict(type="str"),
              labels=dict(type="dict"),
              require_match=dict(type="bool", default=False)),
-        checks=lambda params: [lambda: inputs.dns_subdomain("name", params["name"], "DeviceClass"),
-                               lambda: inputs.strings("selectors", params["selectors"]),
-                               lambda: inputs.labels("labels", params["labels"])])
+        checks=_input_problems)
     params = module.params
     try:
         kube = client.Kube(client.api_client(module))

@@ -112,14 +112,20 @@ from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia.device_plugin_drain import DevicePluginDrain, DrainFailed
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.seconds, "timeout", params["timeout"])
+    problems.check(inputs.strings, "nodes", params["nodes"])
+    problems.check(inputs.unique, "nodes", params["nodes"], "node")
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(state=dict(type="str", choices=["drained", "released"], default="drained"),
              nodes=dict(type="list", elements="str", default=[]),
              timeout=dict(type="int", default=300)),
-        checks=lambda params: [lambda: inputs.seconds("timeout", params["timeout"]),
-                               lambda: inputs.strings("nodes", params["nodes"]),
-                               lambda: inputs.unique("nodes", params["nodes"], "node")])
+        checks=_input_problems)
     params = module.params
     try:
         drain = DevicePluginDrain(client.Kube(client.api_client(module)))

@@ -145,15 +145,21 @@ from ansible_collections.dra.gpu.plugins.module_utils.upgrade import versions
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import nodes as kube_nodes
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.version, "min_version", params["min_version"])
+    problems.check(inputs.version, "target_version", params["target_version"], latest=True)
+    problems.check(inputs.versions_list, "available_versions", params["available_versions"])
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(min_version=dict(type="str", default="1.35"),
              node_facts=dict(type="dict", default={}),
              available_versions=dict(type="list", elements="str", default=[]),
              target_version=dict(type="str", default=versions.TESTED)),
-        checks=lambda params: [lambda: inputs.version("min_version", params["min_version"]),
-                               lambda: inputs.version("target_version", params["target_version"], latest=True),
-                               lambda: inputs.versions_list("available_versions", params["available_versions"])])
+        checks=_input_problems)
     params = module.params
 
     def read(kube):

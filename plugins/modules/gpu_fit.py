@@ -221,7 +221,15 @@ ignored_pools:
 from ansible_collections.dra.gpu.plugins.module_utils.dra import slices
 from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import fit_workloads, gpu_fit
+
+
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.extend(fit_workloads.input_problems(params["workloads"]))
+    problems.check(inputs.dns_subdomain, "driver", params["driver"], "DRA driver")
+    problems.check(inputs.strings, "nodes", params["nodes"])
+    return problems.found
 
 
 def main():
@@ -229,9 +237,7 @@ def main():
         dict(workloads=dict(type="list", elements="dict", required=True),
              nodes=dict(type="list", elements="str"),
              driver=dict(type="str", default=gpu_fit.DEFAULT_DRIVER)),
-        checks=lambda params: gpu_fit.input_checks(params["workloads"]) + [
-            lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
-            lambda: inputs.strings("nodes", params["nodes"])])
+        checks=_input_problems)
     params = module.params
 
     def read(kube):

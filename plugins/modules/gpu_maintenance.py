@@ -152,14 +152,15 @@ def _chosen(params):
         raise inputs.InputError("state out_of_service needs the GPUs to take out: devices, uuids or selector")
 
 
-def _checks(params):
-    checks = [lambda: inputs.seconds("timeout", params["timeout"]),
-              lambda: inputs.strings("uuids", params["uuids"]),
-              lambda: inputs.unique("uuids", params["uuids"], "UUID")]
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.seconds, "timeout", params["timeout"])
+    problems.check(inputs.strings, "uuids", params["uuids"])
+    problems.check(inputs.unique, "uuids", params["uuids"], "UUID")
     if params["reason"] is not None:
-        checks.append(lambda: inputs.label_value("reason", "reason", params["reason"]))
-    checks.append(lambda: _chosen(params))
-    return checks
+        problems.check(inputs.label_value, "reason", "reason", params["reason"])
+    problems.check(_chosen, params)
+    return problems.found
 
 
 def main():
@@ -172,7 +173,7 @@ def main():
              effect=dict(type="str", choices=["NoSchedule", "NoExecute"], default="NoSchedule"),
              reason=dict(type="str"),
              timeout=dict(type="int", default=300)),
-        checks=_checks)
+        checks=_input_problems)
     params = module.params
     try:
         result = GpuMaintenance(client.Kube(client.api_client(module))).run(

@@ -17,12 +17,20 @@ from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_ide
 from ansible_collections.dra.gpu.plugins.module_utils.dra import consumable_capacity
 from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_reading as reading
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_checks
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.extend(gpu_operator_checks.input_problems(params))
+    problems.check(inputs.seconds, "helm_timeout", params["helm_timeout"])
+    return problems.found
+
+
 def main():
-    module = client.kube_module(gov.ARGUMENT_SPEC, checks=lambda params: gov.input_checks(params) + [
-        lambda: inputs.seconds("helm_timeout", params["helm_timeout"])])
+    module = client.kube_module(gpu_operator_checks.ARGUMENT_SPEC, checks=_input_problems)
     params = module.params
     try:
         kube = client.Kube(client.api_client(module))
@@ -34,12 +42,12 @@ def main():
                 module.fail_json(msg=refusal, allocated_claims=held)
             module.exit_json(changed=False, server_version=server_version,
                              **gov.removal(params, read["gpu_nodes"], read["nodes"]))
-        problems = gov.check_cluster(server_version, kube.serves_resource_v1(), params["min_kubernetes_version"],
-                                     params["dra_enabled"])
+        problems = gpu_operator_checks.check_cluster(server_version, kube.serves_resource_v1(),
+                                                     params["min_kubernetes_version"], params["dra_enabled"])
         if params["dra_consumable_shares"] and not problems:
             problems = shares_refusals(kube)
         if problems:
-            raise gov.PlanError("refused before installing anything: " + "; ".join(problems))
+            raise catalog.PlanError("refused before installing anything: " + "; ".join(problems))
         cluster, values = reading.distribution(kube, server_version, read["summaries"], params)
         installed = reading.installed_dra_driver(kube, params["dra_driver_namespace"], params["dra_driver_release_name"])
         result = gov.plan_for(params, read["gpu_nodes"], values, installed, read["gpu_node_labels"])
@@ -49,9 +57,9 @@ def main():
             module.fail_json(msg=refusal, device_plugin_holders=holders)
         helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
         checked, crds = helm_charts.check_planned(module.run_command, module.get_bin_path("timeout"), helm, params,
-                                                  result, gov.OPERATOR_CHART)
+                                                  result, catalog.OPERATOR_CHART)
         result["notes"] += [note for note in [cluster_identity.operator_note(cluster)] if note]
-    except (gov.PlanError, helm_charts.ChartError) as exc:
+    except (catalog.PlanError, helm_charts.ChartError) as exc:
         module.fail_json(msg=str(exc))
     except client.ApiException as exc:
         module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))

@@ -112,7 +112,14 @@ left_behind: {description: What the removal could not delete in time., returned:
 
 from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit, packing, packing_run
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import fit_workloads, gpu_fit, packing, packing_run
+
+
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.extend(fit_workloads.input_problems(params["workloads"]))
+    problems.extend(packing.input_problems(params))
+    return problems.found
 
 
 def main():
@@ -124,7 +131,7 @@ def main():
              image=dict(type="str", default="registry.k8s.io/pause:3.10"),
              driver=dict(type="str", default=gpu_fit.DEFAULT_DRIVER),
              timeout=dict(type="int", default=300)),
-        checks=lambda params: gpu_fit.input_checks(params["workloads"]) + packing.input_checks(params))
+        checks=_input_problems)
     params = dict(module.params)
     params["workloads"] = [dict(w, device_class=w.get("device_class") or params["device_class"])
                            for w in params["workloads"]]

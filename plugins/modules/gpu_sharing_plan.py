@@ -160,7 +160,7 @@ shares_modes:
 from ansible_collections.dra.gpu.plugins.module_utils.dra import consumable_capacity, slice_devices
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import driver_gates
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import claim_templates, sharing_config
 
 
 def shares_problems(kube, plugins, memory_classes, check_gates):
@@ -178,10 +178,10 @@ def template_problems(kube, templates, managed_labels, devices, name):
     """Templates the cluster could not take (no namespace, someone else's name, more memory than
     any GPU has) and those to delete first: (changes, problems)."""
     live, _rv = kube.list_resource("resourceclaimtemplates")
-    changes = sharing_config.template_changes(templates, live, managed_labels)
+    changes = claim_templates.template_changes(templates, live, managed_labels)
     namespaces = set(n["metadata"]["name"] for n in kube.list_all(kube.core.list_namespace)[0])
     missing = sorted(set(t["metadata"]["namespace"] for t in templates) - namespaces)
-    problems = changes["problems"] + sharing_config.template_memory_problems(templates, devices, name)
+    problems = changes["problems"] + claim_templates.template_memory_problems(templates, devices, name)
     if missing:
         problems.append("%s: namespace %s does not exist; create it first (the templates go where the pods that "
                         "name them run)" % (name, ", ".join(missing)))
@@ -200,8 +200,8 @@ def main():
     name, template_name = params["variable_name"], params["claim_templates_variable_name"]
     try:
         classes, gates = sharing_config.device_classes(params["classes"], params["managed_labels"], name)
-        templates = sharing_config.claim_templates(params["claim_templates"], params["classes"],
-                                                   params["managed_labels"], template_name)
+        templates = claim_templates.claim_templates(params["claim_templates"], params["classes"],
+                                                    params["managed_labels"], template_name)
     except sharing_config.SharingConfigError as exc:
         module.fail_json(msg="%s: nothing was applied. Fix: %s" % (name, exc))
     memory_classes = [c for c in classes if c["strategy"] == "memory"]

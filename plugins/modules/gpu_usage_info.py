@@ -181,7 +181,13 @@ generated_at:
 from ansible_collections.dra.gpu.plugins.module_utils.dra import slices
 from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
-from ansible_collections.dra.gpu.plugins.module_utils.report import gpu_usage, usage_report
+from ansible_collections.dra.gpu.plugins.module_utils.report import gpu_usage, usage_report, usage_text
+
+
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.dns_subdomain, "driver", params["driver"], "DRA driver")
+    return problems.found
 
 
 def main():
@@ -189,7 +195,7 @@ def main():
         dict(driver=dict(type="str", default=gpu_usage.DEFAULT_DRIVER),
              render=dict(type="list", elements="str", choices=["html", "markdown"], default=[]),
              cluster_name=dict(type="str")),
-        checks=lambda params: [lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver")])
+        checks=_input_problems)
     params = module.params
     try:
         reader = client.RawReader(client.api_client(module))
@@ -203,11 +209,11 @@ def main():
                    "(resource.k8s.io), pods and nodes: bind the ClusterRole dra-gpu-usage-reader "
                    "(playbooks/files/usage-reader-clusterrole.yml) to this identity")
         module.fail_json(msg="could not read the cluster: %s%s" % (client.api_error_message(exc), fix))
-    result["console"] = usage_report.console_lines(result)
+    result["console"] = usage_text.console_lines(result)
     if "html" in params["render"]:
         result["html"] = usage_report.html_page(result, params["cluster_name"])
     if "markdown" in params["render"]:
-        result["markdown"] = usage_report.markdown(result, params["cluster_name"])
+        result["markdown"] = usage_text.markdown(result, params["cluster_name"])
     module.exit_json(changed=False, **result)
 
 

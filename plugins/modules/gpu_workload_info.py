@@ -116,12 +116,18 @@ from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import gpu_workloads
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.dns_subdomain, "driver", params["driver"], "DRA driver")
+    problems.check(inputs.strings, "namespaces", params["namespaces"])
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(namespaces=dict(type="list", elements="str"),
              driver=dict(type="str", default=gpu_workloads.DEFAULT_DRIVER)),
-        checks=lambda params: [lambda: inputs.dns_subdomain("driver", params["driver"], "DRA driver"),
-                               lambda: inputs.strings("namespaces", params["namespaces"])])
+        checks=_input_problems)
     params = module.params
 
     def read(kube):

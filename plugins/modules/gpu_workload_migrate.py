@@ -194,11 +194,11 @@ rollback: {description: "The rollback's rollout, C(state) and C(message).", retu
 """
 
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
-from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_run as run
+from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_module_run as run
 
 
 def main():
-    module = client.kube_module(run.ARGUMENT_SPEC, checks=run.input_checks,
+    module = client.kube_module(run.ARGUMENT_SPEC, checks=run.input_problems,
                                 required_one_of=[("name", "label_selector")],
                                 mutually_exclusive=[("name", "label_selector")])
     passed, result = run.run_module(client.Kube(client.api_client(module)), module.params, module.check_mode,

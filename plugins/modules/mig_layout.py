@@ -124,15 +124,21 @@ def _wait_for_devices(kube, names, profile, timeout):
     return result
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.seconds, "timeout", params["timeout"])
+    if params["state"] == "present":
+        problems.check(inputs.strings, "nodes", params["nodes"], allow_empty_list=False)
+        problems.check(inputs.unique, "nodes", params["nodes"], "node")
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(nodes=dict(type="list", elements="str", default=[]), layout=dict(type="str"),
              profile=dict(type="str"), state=dict(type="str", choices=["present", "absent"], default="present"),
              timeout=dict(type="int", default=600)),
-        checks=lambda params: [
-            lambda: inputs.seconds("timeout", params["timeout"]),
-            lambda: params["state"] == "present" and inputs.strings("nodes", params["nodes"], allow_empty_list=False),
-            lambda: params["state"] == "present" and inputs.unique("nodes", params["nodes"], "node")],
+        checks=_input_problems,
         required_if=[("state", "present", ("layout",))])
     params = module.params
     present = params["state"] == "present"

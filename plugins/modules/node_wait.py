@@ -66,16 +66,22 @@ from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
 from ansible_collections.dra.gpu.plugins.module_utils.upgrade import node_wait
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.seconds, "timeout", params["timeout"])
+    problems.check(inputs.strings, "names", params["names"], allow_empty_list=False)
+    problems.check(inputs.unique, "names", params["names"], "node")
+    if params["kubelet_version"]:
+        problems.check(inputs.version, "kubelet_version", params["kubelet_version"])
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(names=dict(type="list", elements="str", required=True),
              kubelet_version=dict(type="str"),
              timeout=dict(type="int", default=300)),
-        checks=lambda params: [
-            lambda: inputs.seconds("timeout", params["timeout"]),
-            lambda: inputs.strings("names", params["names"], allow_empty_list=False),
-            lambda: inputs.unique("names", params["names"], "node"),
-            lambda: params["kubelet_version"] and inputs.version("kubelet_version", params["kubelet_version"])])
+        checks=_input_problems)
     params = module.params
     started = time.monotonic()
     try:

@@ -141,11 +141,17 @@ from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.label_selector, "node_selector", params["node_selector"])
+    problems.check(slices.check_output, params["output"], params["fields"])
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(slices.FILTER_ARGUMENT_SPEC, **slices.OUTPUT_ARGUMENT_SPEC),
-        checks=lambda params: [lambda: inputs.label_selector("node_selector", params["node_selector"]),
-                               lambda: slices.check_output(params["output"], params["fields"])])
+        checks=_input_problems)
     params = module.params
     try:
         reader = client.RawReader(client.api_client(module))

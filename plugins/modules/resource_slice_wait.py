@@ -131,6 +131,18 @@ from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, watch
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.seconds, "timeout", params["timeout"])
+    if params["min_devices"] is not None:
+        problems.check(inputs.integer, "min_devices", params["min_devices"])
+    problems.check(inputs.integer, "min_devices_per_node", params["min_devices_per_node"])
+    problems.check(inputs.label_selector, "node_selector", params["node_selector"])
+    problems.check(inputs.strings, "nodes", params["nodes"])
+    problems.check(inputs.unique, "nodes", params["nodes"] or [], "node")
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(slices.FILTER_ARGUMENT_SPEC,
@@ -142,13 +154,7 @@ def main():
              driver_namespace=dict(type="str"),
              plugin_pod_selectors=dict(type="list", elements="str",
                                        default=list(slice_wait.DEFAULT_PLUGIN_POD_SELECTORS))),
-        checks=lambda params: [
-            lambda: inputs.seconds("timeout", params["timeout"]),
-            lambda: params["min_devices"] is not None and inputs.integer("min_devices", params["min_devices"]),
-            lambda: inputs.integer("min_devices_per_node", params["min_devices_per_node"]),
-            lambda: inputs.label_selector("node_selector", params["node_selector"]),
-            lambda: inputs.strings("nodes", params["nodes"]),
-            lambda: inputs.unique("nodes", params["nodes"] or [], "node")])
+        checks=_input_problems)
     params = module.params
     selectors = None
     if params["selector"]:

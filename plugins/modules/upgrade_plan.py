@@ -186,6 +186,14 @@ from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_ide
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import nodes as kube_nodes
 
 
+def _input_problems(params):
+    problems = inputs.Problems()
+    problems.check(inputs.version, "target", params["target"], latest=True)
+    problems.check(inputs.versions_list, "available_versions", params["available_versions"])
+    problems.check(inputs.version, "dra_min_version", params["dra_min_version"])
+    return problems.found
+
+
 def main():
     module = client.kube_module(
         dict(target=dict(type="str", required=True),
@@ -197,9 +205,7 @@ def main():
              passes_left=dict(type="int", no_log=False),
              kubeadm_config_files=dict(type="dict", default={}),
              migrate_kubeadm_config=dict(type="bool", default=False)),
-        checks=lambda params: [lambda: inputs.version("target", params["target"], latest=True),
-                               lambda: inputs.versions_list("available_versions", params["available_versions"]),
-                               lambda: inputs.version("dra_min_version", params["dra_min_version"])])
+        checks=_input_problems)
     params = module.params
 
     def read(kube):

@@ -13,7 +13,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import fit_memory_shares, gpu_fit  # noqa: E402
 
 DRIVER = "gpu.nvidia.com"
 CLASSES = [("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"),
@@ -65,17 +65,17 @@ def _timed(fn):
 def run(runs=3):
     slices, claims, classes = fleet()
     results = {"devices": sum(len(s["spec"]["devices"]) for s in slices)}
-    orders = gpu_fit.NODE_ORDERS
+    orders = fit_memory_shares.NODE_ORDERS
     for mix, workloads in MIXES.items():
         times = {"plan": [], "plan_without_node_order_check": []}
         for _run in range(runs):
             seconds, plan = _timed(lambda: gpu_fit.from_slices(slices, claims, workloads, DRIVER, None, classes))
             times["plan"].append(seconds)
-            gpu_fit.NODE_ORDERS = orders[:1]
+            fit_memory_shares.NODE_ORDERS = orders[:1]
             try:
                 seconds, alone = _timed(lambda: gpu_fit.from_slices(slices, claims, workloads, DRIVER, None, classes))
             finally:
-                gpu_fit.NODE_ORDERS = orders
+                fit_memory_shares.NODE_ORDERS = orders
             times["plan_without_node_order_check"].append(seconds)
             assert alone["workloads"] == plan["workloads"]
         entry = dict((name, round(statistics.median(values), 3)) for name, values in times.items())

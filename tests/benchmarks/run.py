@@ -45,7 +45,7 @@ import typed_apis  # noqa: E402 - tests/benchmarks/typed_apis.py
 import usage_report  # noqa: E402 - tests/benchmarks/usage_report.py
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-LAB = [sys.executable, os.path.join(ROOT, "tests", "lab", "lab.py")]
+LAB = [sys.executable, os.path.join(ROOT, "lab", "lab.py")]
 RESULTS = os.path.join(ROOT, "tests", "benchmarks", "results")
 
 
@@ -55,7 +55,7 @@ def lab_env(name, port_base, mode="always", topology=None):
     env = dict(os.environ, LAB_STATE_DIR=os.path.join(ROOT, ".lab", "bench-" + name),
                LAB_PORT_BASE=str(port_base), LAB_DRIVER_MODE=mode)
     if topology:
-        env["LAB_TOPOLOGY"] = os.path.join(ROOT, "tests", "lab", "topologies", topology)
+        env["LAB_TOPOLOGY"] = os.path.join(ROOT, "lab", "topologies", topology)
     return env
 
 

@@ -13,7 +13,7 @@ LOG = """\
 === integration, API-server lab (lab + pytest + molecule)
 integration: lab up in 5s
 === pytest tests/integration: done in 1298s
-[node lab] === pytest tests/lab/integration/test_node_*.py: done in 630s
+[node lab] === pytest tests/integration/labs/test_node_*.py: done in 630s
 === integration, API-server lab (lab + pytest + molecule): ok in 1310s
 === a renamed step that holds others
 === molecule test -s default: done in 73s
@@ -21,7 +21,7 @@ integration: lab up in 5s
 === integration, node lab (started beside the steps above)
 === integration, node lab: its log
 integration: node lab up in 154s
-=== pytest tests/lab/integration/test_node_*.py: done in 630s
+=== pytest tests/integration/labs/test_node_*.py: done in 630s
 === integration, node lab (started beside the steps above): ok in 900s
 === all tests passed in 2444s
 """
@@ -31,7 +31,7 @@ def test_stages_by_part_without_the_steps_that_hold_others():
     found, total = stage_times.stages(LOG.splitlines(True))
     assert found == [("main", "sanity (ansible-test)", 54), ("main", "lab up", 5),
                      ("main", "pytest tests/integration", 1298), ("main", "molecule test -s default", 73),
-                     ("node lab", "node lab up", 154), ("node lab", "pytest tests/lab/integration/test_node_*.py", 630)]
+                     ("node lab", "node lab up", 154), ("node lab", "pytest tests/integration/labs/test_node_*.py", 630)]
     assert total == 2444
 
 

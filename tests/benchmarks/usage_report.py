@@ -13,7 +13,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
 from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
-from ansible_collections.dra.gpu.plugins.module_utils.report import gpu_usage, usage_report  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.report import gpu_usage, usage_report, usage_text  # noqa: E402
 
 DRIVER = "gpu.nvidia.com"
 CLASSES = [("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"),
@@ -69,7 +69,7 @@ def run(runs=3):
         assert uncached["free_by_class"] == usage["free_by_class"]
         times["usage_per_device"].append(seconds)
         times["html"].append(_timed(lambda: usage_report.html_page(usage))[0])
-        times["markdown"].append(_timed(lambda: usage_report.markdown(usage))[0])
+        times["markdown"].append(_timed(lambda: usage_text.markdown(usage))[0])
     medians = dict((name, round(statistics.median(values), 3)) for name, values in times.items())
     medians["devices"] = usage["summary"]["devices"]
     medians["html_kib"] = len(usage_report.html_page(usage)) // 1024

@@ -67,3 +67,41 @@ def test_options_are_prefixed_and_in_the_readme(role):
     assert not missing, "roles/%s/README.md does not name: %s" % (role, missing)
     unknown = sorted(tabled - set(options))
     assert not unknown, "roles/%s/README.md's tables name variables its argument_specs.yml does not have: %s" % (role, unknown)
+
+
+def _readme_defaults(readme, role):
+    """{variable: the default its README row shows} for rows whose Default cell is one backticked
+    value per variable (`a` / `b` for a row naming two); rows that say it in words are skipped."""
+    shown = {}
+    for first, second in re.findall(r"^\| *(`[^|]*)\| *([^|]*)\|", readme, re.MULTILINE):
+        names = re.findall(r"`(%s_\w+)`" % role, first)
+        values = [v.strip() for v in second.strip().split(" / ")]
+        if names and len(values) == len(names) and all(re.match(r"^`[^`]*`$", v) for v in values):
+            shown.update(zip(names, (v[1:-1] for v in values)))
+    return shown
+
+
+def _as_yaml(text):
+    try:
+        return yaml.safe_load(text) if text else ""
+    except yaml.YAMLError:
+        return text  # a Jinja default ({{ playbook_dir }}/...): compared as written
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_readme_shows_each_default_as_argument_specs_sets_it(role):
+    options = spec_options(role)
+    with open(os.path.join(ROOT, "roles", role, "README.md")) as handle:
+        shown = _readme_defaults(handle.read(), role)
+    differ = {}
+    for name, text in shown.items():
+        if name in options and "default" in options[name]:
+            if text != str(options[name]["default"]) and _as_yaml(text) != options[name]["default"]:
+                differ[name] = {"README.md": text, "argument_specs.yml": options[name]["default"]}
+    assert not differ, "roles/%s: the README's Default column differs from argument_specs.yml: %s" % (role, differ)
+
+
+def test_the_readme_defaults_are_read_at_all():
+    # The check above must compare something: the gpu_operator README shows some thirty defaults.
+    with open(os.path.join(ROOT, "roles", "gpu_operator", "README.md")) as handle:
+        assert len(_readme_defaults(handle.read(), "gpu_operator")) > 20

@@ -3,7 +3,7 @@
 # this machine, so the definition's base (registry.access.redhat.com/ubi9/ubi, or Automation
 # Platform's ee-minimal-rhel9) cannot be pulled. What stands in for it is Debian 12 (bookworm)
 # from debootstrap, the suite and mirror the node lab's machines are made from
-# (tests/lab/labctl/nodes/lab.py), imported into podman. It offers what ansible-builder expects
+# (lab/labctl/nodes/lab.py), imported into podman. It offers what ansible-builder expects
 # of a base image: Python 3.11 (bookworm's python3, the newest Python ansible-core 2.19 runs on
 # that the collection is tested with) and pip.
 #
@@ -24,7 +24,7 @@ image=${1:?usage: base-image.sh IMAGE}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${LAB_CACHE_DIR:-$HOME/.cache/dra-gpu-lab}/ee
 packages=python3,python3-pip,ca-certificates
-read -r suite mirror < <(cd "$root/tests/lab" && "$root/.venv/bin/python" -c \
+read -r suite mirror < <(cd "$root/lab" && "$root/.venv/bin/python" -c \
   'from labctl.nodes.lab import DEBIAN_SUITE, DEBIAN_MIRROR; print(DEBIAN_SUITE, DEBIAN_MIRROR)')
 tarball=$cache/rootfs-$suite.tar
 stamp=$tarball.packages

@@ -11,7 +11,7 @@
 #
 # The build ends with tests/ee/check_image.py in the image: it fails (and with it
 # `ansible-builder build`) when requirements.txt or bindep.txt lack what the plugins import or run.
-# Needs root, podman, runc and debootstrap (tests/lab/host-packages.sh ee) and PyPI: the build
+# Needs root, podman, runc and debootstrap (lab/host-packages.sh ee) and PyPI: the build
 # installs ansible-core, ansible-runner and requirements.txt from it, through the host's network.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +21,7 @@ base=localhost/dra-gpu-ee-base:bookworm
 export PATH=$root/.venv/bin:$PATH
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$root/tests/ee/containers.conf}
 for tool in podman runc debootstrap; do
-  command -v "$tool" >/dev/null || { echo "ee: needs $tool (tests/lab/host-packages.sh ee installs it)" >&2; exit 2; }
+  command -v "$tool" >/dev/null || { echo "ee: needs $tool (lab/host-packages.sh ee installs it)" >&2; exit 2; }
 done
 command -v ansible-builder >/dev/null || { echo "ee: needs ansible-builder in $root/.venv (make bootstrap)" >&2; exit 2; }
 
@@ -40,9 +40,9 @@ tarball=$(cd "$work/files/dist" && ls dra-gpu-*.tar.gz)
 # kubernetes.core: the one the virtualenv's pinned `ansible` package carries (Galaxy is not reachable).
 kcore=$(python -c 'import ansible_collections.kubernetes.core as c; print(list(c.__path__)[0])')
 cp -r "$kcore" "$work/files/kubernetes.core"
-# helm: the lab's build (tests/lab: labctl builds it into ~/.cache/dra-gpu-lab), not get.helm.sh.
+# helm: the lab's build (lab/: labctl builds it into ~/.cache/dra-gpu-lab), not get.helm.sh.
 # Built once and cached, as `lab.py build` does (log: ~/.cache/dra-gpu-lab/build.log).
-helm_bin=$(cd "$root/tests/lab" && python -c '
+helm_bin=$(cd "$root/lab" && python -c '
 import os
 from labctl import paths
 from labctl.apiserver import build

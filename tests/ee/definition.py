@@ -12,7 +12,7 @@ collection, the final stage are the example's):
   - collections: dra.gpu from the tarball `ansible-galaxy collection build` makes
     (tests/collection/build-and-install.sh), as a release ships it, and kubernetes.core from the
     virtualenv's pinned `ansible` package, both copied into the build context instead of Galaxy;
-  - helm: the lab's own build of helm (tests/lab: the same helm the lab's tests use) copied in,
+  - helm: the lab's own build of helm (lab/: the same helm the lab's tests use) copied in,
     instead of the pinned release from get.helm.sh;
   - one step more at the end: tests/ee/check_image.py, which fails the build when
     requirements.txt or bindep.txt name too little for the collection's code.

@@ -85,7 +85,7 @@ def lab(*args):
     # Never the demo's lab (.lab/default) nor the test suite's by accident: `make ee` names its own.
     missing = [name for name in ("LAB_STATE_DIR", "LAB_PORT_BASE") if not os.environ.get(name)]
     assert not missing, "set %s (the Makefile's ee target does)" % " and ".join(missing)
-    return run([str(BIN / "python"), str(ROOT / "tests" / "lab" / "lab.py"), *args], timeout=900)[0].stdout
+    return run([str(BIN / "python"), str(ROOT / "lab" / "lab.py"), *args], timeout=900)[0].stdout
 
 
 def lab_env():

@@ -13,8 +13,8 @@ from kubernetes.client.exceptions import ApiException
 
 from waiting import wait_for_object, wait_until_gone
 
-# The lab's helpers (old_lab: labs beside the test lab) live with the lab's own tests.
-_LAB_HELPERS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "lab", "integration"))
+# The lab's helpers (old_lab: labs beside the test lab) live in labs/ here, with the tests of the labs.
+_LAB_HELPERS = os.path.abspath(os.path.join(os.path.dirname(__file__), "labs"))
 if _LAB_HELPERS not in sys.path:
     sys.path.append(_LAB_HELPERS)
 import old_lab  # noqa: E402

@@ -45,8 +45,9 @@ import yaml
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "build", "collections"))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "lab"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "lab"))
 
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog  # noqa: E402
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov  # noqa: E402
 from labctl import paths as lab_paths  # noqa: E402
 from labctl.apiserver import build as lab_build  # noqa: E402
@@ -122,8 +123,8 @@ def package(helm, chart_dir, dest):
 def dra_chart_versions():
     """The DRA driver charts the plan pairs with or offers for the supported operator versions
     (spelled 0.4.1)."""
-    return sorted({version for info in gov.OPERATOR_VERSIONS.values() for version in info["dra_drivers"]},
-                  key=gov.parse_version)
+    return sorted({version for info in catalog.OPERATOR_VERSIONS.values() for version in info["dra_drivers"]},
+                  key=catalog.parse_version)
 
 
 # DRA driver releases the stored copy of the driver's repository has no tag for, and the branch
@@ -149,7 +150,7 @@ def dra_ref(dra_repo, version, tags):
         commit, date = run(["git", "--git-dir", dra_repo, "log", "-1", "--format=%h %cs", branch]).stdout.split()
         return branch, "commit %s of %s, packaged as %s: no tag %s in this copy" % (commit, date, version, tag)
     return None, "%s has no tag %s (DRA driver chart %s %s, which the plan pairs with or offers for an operator " \
-        "version)" % (dra_repo, tag, gov.dra_driver_chart(version), version)
+        "version)" % (dra_repo, tag, catalog.dra_driver_chart(version), version)
 
 
 def charts_from_repositories(helm, operator_repo, dra_repo, work, dest):
@@ -159,15 +160,15 @@ def charts_from_repositories(helm, operator_repo, dra_repo, work, dest):
     operator_tags, dra_tags = git_tags(operator_repo), git_tags(dra_repo)
     # (repository, git ref, chart path, the version to package it as, a note on the ref)
     wanted = [(operator_repo, version, OPERATOR_CHART_PATH, version, "")
-              for version in gov.supported_operator_versions() if version in operator_tags]
+              for version in catalog.supported_operator_versions() if version in operator_tags]
     missing += ["%s has no tag %s (gpu-operator)" % (operator_repo, version)
-                for version in gov.supported_operator_versions() if version not in operator_tags]
+                for version in catalog.supported_operator_versions() if version not in operator_tags]
     for version in dra_chart_versions():
         ref, note = dra_ref(dra_repo, version, dra_tags)
         if ref is None:
             missing.append(note)
             continue
-        wanted.append((dra_repo, ref, "%s/%s" % (DRA_CHART_PARENT, gov.dra_driver_chart(version)), version, note))
+        wanted.append((dra_repo, ref, "%s/%s" % (DRA_CHART_PARENT, catalog.dra_driver_chart(version)), version, note))
     for repo, ref, path, version, note in sorted(set(wanted)):
         chart_dir = extract(repo, ref, path, os.path.join(work, version))
         # gpu-operator's Chart.yaml says v1.0.0-devel in git, the DRA chart's main 0.5.0-dev.
@@ -236,9 +237,9 @@ def combinations(mirror, chart_dir):
     rendered with the DRA chart the plan pairs, and also with each other chart it offers for the
     version that chart_dir has."""
     found = []
-    for version in gov.supported_operator_versions():
-        info = gov.OPERATOR_VERSIONS[gov.parse_version(version)[:2]]
-        dra_versions = [None] + [v for v in info["dra_drivers"][1:] if chart_file(chart_dir, gov.dra_driver_chart(v), v)]
+    for version in catalog.supported_operator_versions():
+        info = catalog.OPERATOR_VERSIONS[catalog.parse_version(version)[:2]]
+        dra_versions = [None] + [v for v in info["dra_drivers"][1:] if chart_file(chart_dir, catalog.dra_driver_chart(v), v)]
         for layout in sorted(info["layouts"]) + ["device_plugin"]:
             for dra_version in dra_versions if layout == "standalone" else [None]:
                 for registry in (None, mirror):
@@ -498,7 +499,7 @@ def check_combination(renderer, combo, chart_dir, out_dir, plain_images, effect_
               "releases": [], "failures": []}
     try:
         planned = plan(combo)
-    except gov.PlanError as exc:
+    except catalog.PlanError as exc:
         record["failures"].append("plan refused: %s" % exc)
         return record, []
     combo_dir = os.path.join(out_dir, "renders", combo.name)
@@ -558,7 +559,7 @@ def check_all(helm, chart_dir, out_dir, mirror, effect_check=True):
         if combo.mirror is None:
             plain_images[combo] = found
         records.append(record)
-    return sorted(records, key=lambda r: (gov.parse_version(r["version"]), r["layout"], r["dra_driver_version"] or "",
+    return sorted(records, key=lambda r: (catalog.parse_version(r["version"]), r["layout"], r["dra_driver_version"] or "",
                                           bool(r["mirror"]), r["sharing"]))
 
 
@@ -586,13 +587,13 @@ def lab_cases(chart_dir):
     """Each operator minor's newest version standalone with the DRA chart the plan pairs, and with
     each other chart it offers that chart_dir has; v26.7.0's GPUCluster."""
     newest = {}
-    for version in gov.supported_operator_versions():
-        newest[gov.parse_version(version)[:2]] = version
+    for version in catalog.supported_operator_versions():
+        newest[catalog.parse_version(version)[:2]] = version
     cases = []
     for minor in ((26, 3), (26, 7), (25, 10)):
         cases.append(LabCase(newest[minor], "standalone"))
-        cases += [LabCase(newest[minor], "standalone", other) for other in gov.OPERATOR_VERSIONS[minor]["dra_drivers"][1:]
-                  if chart_file(chart_dir, gov.dra_driver_chart(other), other)]
+        cases += [LabCase(newest[minor], "standalone", other) for other in catalog.OPERATOR_VERSIONS[minor]["dra_drivers"][1:]
+                  if chart_file(chart_dir, catalog.dra_driver_chart(other), other)]
     return cases + [LabCase(newest[(26, 7)], "gpucluster", expected_gap=GPUCLUSTER_GAP)]
 
 

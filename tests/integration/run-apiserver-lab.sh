@@ -23,8 +23,8 @@ on_exit() {
 trap on_exit EXIT
 # The browser the usage report test opens its page in (installed when missing, which needs root).
 stage="host packages (chromium)"
-"$root/tests/lab/host-packages.sh" browser
-# The preflight test also starts a lab at an older version (tests/lab/integration/old_lab.py);
+"$root/lab/host-packages.sh" browser
+# The preflight test also starts a lab at an older version (tests/integration/labs/old_lab.py);
 # building it here keeps that cost visible (seconds when cached).
 stage="build Kubernetes 1.34.4 for the preflight test"
 t0=$SECONDS
@@ -42,16 +42,17 @@ lab up
 echo "integration: lab up in $((SECONDS - t0))s"
 eval "$(lab env --venv-bin "$root/.venv/bin")"
 # The lab itself first (a real scheduler allocating against the simulated driver): in a pytest
-# run of its own, as tests/lab/integration/conftest.py says; the node lab's tests there
+# run of its own, as tests/integration/labs/conftest.py says; the node lab's tests there
 # (test_node_*.py) run in run-node-lab.sh.
-stage="pytest tests/lab/integration (the lab itself)"
+stage="pytest tests/integration/labs (the lab itself)"
 stage_log="$root/.lab/logs/pytest-lab.log"
-run_pytest tests/lab/integration --ignore-glob='*/test_node_*.py' "$@"
+run_pytest tests/integration/labs --ignore-glob='*/test_node_*.py' "$@"
 # The module tests and molecule `default` run further down, from the built tarball. The tests
-# marked restarts_api_server run last in this run (tests/integration/conftest.py).
+# marked restarts_api_server run last in this run (tests/integration/conftest.py). tests/integration/labs
+# ran above, in a run of its own.
 stage="pytest tests/integration"
 stage_log="$root/.lab/logs/pytest-integration.log"
-run_pytest tests/integration --ignore-glob='*/test_module_*.py' "$@"
+run_pytest tests/integration --ignore=tests/integration/labs --ignore-glob='*/test_module_*.py' "$@"
 export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
 if compgen -G "molecule/*/molecule.yml" >/dev/null; then
   for scenario in molecule/*/; do

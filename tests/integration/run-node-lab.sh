@@ -19,14 +19,14 @@ trap on_exit EXIT
 trap 'exit 143' TERM INT
 # kubectl, helm and the virtualenv (python, molecule) on PATH, build/collections for Ansible.
 # No KUBECONFIG: the API-server lab is not running here; each test and scenario names the
-# cluster it talks to (tests/lab/integration/old_lab.py's, the node lab's NODE_LAB_KUBECONFIG).
+# cluster it talks to (tests/integration/labs/old_lab.py's, the node lab's NODE_LAB_KUBECONFIG).
 eval "$(lab env --venv-bin "$root/.venv/bin")"
 unset KUBECONFIG
 # Host tools: systemd-nspawn, debootstrap, libseccomp-dev, ... (installed when missing).
 stage="host packages (node lab tools)"
-"$root/tests/lab/host-packages.sh"
+"$root/lab/host-packages.sh"
 # The node lab's package mirror (kubeadm, kubelet, kubectl .debs of both versions): node-up
-# serves it to the nodes and tests/lab/integration/test_node_mirror.py checks it with apt.
+# serves it to the nodes and tests/integration/labs/test_node_mirror.py checks it with apt.
 # The node binaries are compiled here when not cached.
 export NODE_LAB_MIRROR_ROOT="${NODE_LAB_MIRROR_ROOT:-$root/.lab/test-mirror}"
 # The two hops: the start, the first hop (the resume test), the second (molecule node_upgrade).
@@ -46,7 +46,7 @@ echo "integration: node binaries of 1.37.2 ready in $((SECONDS - t0))s"
 # What this machine runs before the node lab, to compare with after it (outside the lab's
 # state directory, whose name counts as the lab's in a command line).
 leftovers="${NODE_LAB_STATE_DIR:-$root/.lab/node}-leftovers-before.json"
-python3 "$root/tests/lab/integration/node_lab_leftovers.py" snapshot "$leftovers"
+python3 "$root/tests/integration/labs/node_lab_leftovers.py" snapshot "$leftovers"
 # A kubeadm cluster at 1.34.4 on systemd-nspawn machines: cp1, cp2, cp3 (stacked etcd) and w1.
 # Builds are cached after the first run.
 stage="node lab up"
@@ -54,9 +54,9 @@ t0=$SECONDS
 lab node-up
 echo "integration: node lab up in $((SECONDS - t0))s"
 eval "$(lab node-env)"
-stage="pytest tests/lab/integration/test_node_*.py"
+stage="pytest tests/integration/labs/test_node_*.py"
 stage_log="$root/.lab/logs/pytest-node-lab.log"
-run_pytest tests/lab/integration/test_node_*.py "$@"
+run_pytest tests/integration/labs/test_node_*.py "$@"
 export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
 molecule_test node_upgrade
 # Stopping the node lab must leave nothing behind and touch nothing it did not create.
@@ -65,4 +65,4 @@ stage_log=""
 t0=$SECONDS
 lab node-down
 echo "integration: node lab down in $((SECONDS - t0))s"
-python3 "$root/tests/lab/integration/node_lab_leftovers.py" compare "$leftovers"
+python3 "$root/tests/integration/labs/node_lab_leftovers.py" compare "$leftovers"

@@ -7,7 +7,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit
 narrowed=no
 [ "$#" -gt 0 ] && narrowed=yes
-lab() { "$root/.venv/bin/python" "$root/tests/lab/lab.py" "$@"; }
+lab() { "$root/.venv/bin/python" "$root/lab/lab.py" "$@"; }
 stage="start"
 stage_log=""
 mkdir -p "$root/.lab/logs"

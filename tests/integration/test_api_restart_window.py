@@ -1,7 +1,7 @@
 """The upgrade's calls right after kube-apiserver restarts, with the window held open.
 
 `lab.py restart kube-apiserver --hold-rbac N` restarts the lab's real API server with its
-RBAC storage unreachable for N seconds (tests/lab/labctl/apiserver/rbac_gate.py): it serves, but
+RBAC storage unreachable for N seconds (lab/labctl/apiserver/rbac_gate.py): it serves, but
 refuses with 403 every user whose rights come from RBAC, and /readyz fails, exactly as a
 kubeadm control plane does while its RBAC informers fill after `kubeadm upgrade apply` or
 a kubelet restart. Each test first proves the window is open (a plain call gets 403), so
@@ -23,7 +23,7 @@ from conftest import run_playbook, task_results
 pytestmark = pytest.mark.restarts_api_server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-LAB = os.path.join(ROOT, "tests", "lab", "lab.py")
+LAB = os.path.join(ROOT, "lab", "lab.py")
 NODE = "node-a"
 HOLD = 20
 BINDINGS = (

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.restarts_api_server
 def test_wait_survives_an_api_server_restart(api, custom, test_driver):
     thread, outcome = wait_in_thread(api, test_driver, timeout=90, min_devices=1)
     time.sleep(1.0)
-    lab = os.path.join(os.path.dirname(__file__), "..", "lab", "lab.py")
+    lab = os.path.join(os.path.dirname(__file__), "..", "..", "lab", "lab.py")
     subprocess.run([os.environ.get("LAB_PYTHON", "python"), lab, "restart", "kube-apiserver"], check=True)
     assert "done" not in outcome, outcome
     custom.create_cluster_custom_object(*RESOURCE, driver_slice(test_driver, "p", "node-b"))

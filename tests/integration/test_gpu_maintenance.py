@@ -11,13 +11,13 @@ shared counters), so dra_readiness shows that its probes follow the gate, not th
 import json
 import os
 import pathlib
-import sys
 import uuid
 
 import pytest
 from kubernetes import client, config
 
 import old_lab
+from browser import dump_dom, screenshot  # browser.py beside this file: headless chromium
 from conftest import run_module, run_playbook, task_results
 from waiting import wait_for_object, wait_until_gone
 
@@ -27,8 +27,6 @@ NODE = "node-b"
 MODULE = "dra.gpu.gpu_maintenance"
 PLAYBOOK = os.path.join(old_lab.ROOT, "playbooks", "gpu_maintenance.yml")
 ARTIFACTS = pathlib.Path(old_lab.ROOT) / "tests" / "output"
-sys.path.insert(0, os.path.join(old_lab.ROOT, "tests"))
-from browser import dump_dom, screenshot  # noqa: E402 - tests/browser.py: headless chromium
 
 
 FLIPPED = "DRAPartitionableDevices"

@@ -8,7 +8,6 @@ and shareID, and the largest claim per class, checked against the scheduler, on 
 
 import os
 import pathlib
-import sys
 import time
 
 import pytest
@@ -16,6 +15,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from browser import dump_dom, screenshot  # browser.py beside this file: headless chromium
 from conftest import PAUSE, on_node, run_module, run_playbook, task_results
 from test_gpu_fit_matches_scheduler import decided, pod as share_pod, template
 # The 1.37.2 memory-shares lab and a namespace in it, as fixtures of this module too.
@@ -23,8 +23,6 @@ from test_gpu_fit_matches_scheduler import mix, shares_cluster  # noqa: F401 pyl
 from waiting import wait_for_object, wait_until_gone
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from browser import dump_dom, screenshot  # noqa: E402 - tests/browser.py: headless chromium
 REPORT = str(ROOT / "playbooks" / "report.yml")
 CLUSTER_ROLE = ROOT / "playbooks" / "files" / "usage-reader-clusterrole.yml"
 ARTIFACTS = ROOT / "tests" / "output"

@@ -1,4 +1,4 @@
-"""Every topology in tests/lab/topologies/ starts, and each node publishes exactly its GPUs.
+"""Every topology in lab/topologies/ starts, and each node publishes exactly its GPUs.
 
 Each topology gets a lab of its own (old_lab: a state directory under the test's tmp dir,
 ports 10 above the test lab's) with LAB_DRIVER_MODE=always, where the simulator publishes
@@ -19,7 +19,7 @@ from kubernetes import client, config
 import old_lab
 
 DRIVER = "gpu.nvidia.com"
-TOPOLOGIES = sorted(glob.glob(os.path.join(old_lab.ROOT, "tests", "lab", "topologies", "*.yml")))
+TOPOLOGIES = sorted(glob.glob(os.path.join(old_lab.ROOT, "lab", "topologies", "*.yml")))
 # A lab takes base+43..base+81; ten above the test lab's, the two never share a port and
 # stay within one block of 100 (old_lab's other labs sit 300 and 400 above).
 PORT_BASE = int(os.environ.get("LAB_PORT_BASE", "26500")) + 10

@@ -1,5 +1,5 @@
 """dra.gpu.claim_smoke_check against the lab. The allocation is the real scheduler's; the
-probe's output is simulated from it (tests/lab/labctl/apiserver/sim/probe.py)."""
+probe's output is simulated from it (lab/labctl/apiserver/sim/probe.py)."""
 
 import uuid
 

@@ -135,7 +135,7 @@ def test_a_v1beta3_kubeadm_file_stops_the_path_to_1_37_or_is_migrated_in_check_m
     """The default target (tested: 1.37) from the lab (1.35.4): node-b's kubeadm file (read on the host,
     this machine) is v1beta3. Without the opt-in the run stops before anything changes, naming the
     file, when and how to migrate it; with it, check mode says it would migrate and writes nothing.
-    The real migration by kubeadm is tests/lab/integration/test_node_kubeadm_config_migrate.py."""
+    The real migration by kubeadm is tests/integration/labs/test_node_kubeadm_config_migrate.py."""
     config = tmp_path / "kubeadm.yaml"
     config.write_text(V1BETA3)
     extra = ["-e", "cluster_upgrade_check_cgroups=false", "-e", "cluster_upgrade_passes_left=4",

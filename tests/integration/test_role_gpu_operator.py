@@ -18,14 +18,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHARTS = os.path.join(HERE, "..", "fixtures", "charts")
 sys.path.insert(0, os.path.join(HERE, "..", ".."))  # noqa: E402
 
-from plugins.module_utils import gpu_operator_values as gov  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov  # noqa: E402
 
 HELM = shutil.which("helm")
 pytestmark = pytest.mark.skipif(HELM is None, reason="helm is not on PATH (eval \"$(make -s lab-env)\")")
-COMBINATIONS = [(v, "auto", None) for v in gov.supported_operator_versions()] + \
+COMBINATIONS = [(v, "auto", None) for v in catalog.supported_operator_versions()] + \
     [("v26.7.0", "standalone", None), ("v26.7.0", "gpucluster", None)] + \
     [(v, "standalone", other) for v in ("v26.3.3", "v26.7.0")
-     for other in gov.OPERATOR_VERSIONS[gov.parse_version(v)[:2]]["dra_drivers"][1:]]
+     for other in catalog.OPERATOR_VERSIONS[catalog.parse_version(v)[:2]]["dra_drivers"][1:]]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def by_kind(docs, kind):
 def test_planned_values_render(repo, version, mode, dra_version, nodes):
     try:
         plan = gov.plan(version, mode, gpu_nodes=["node-a", "node-b"], dra_nodes=nodes, dra_driver_version=dra_version)
-    except gov.PlanError as exc:
+    except catalog.PlanError as exc:
         assert nodes and "cannot migrate node by node" in str(exc)
         return
     rendered = {}

@@ -19,7 +19,7 @@ import re
 
 from ansible_collections.dra.gpu.plugins.module_utils.dra import device_taints, slice_devices
 from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import opaque_config
 from ansible_collections.dra.gpu.plugins.module_utils.dra import slices as slice_info
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import (
     RESOURCE_GROUP,
@@ -66,7 +66,7 @@ def validate_input(selectors, config):
                                    % index)
     # The API server takes any opaque parameters; NVIDIA's plugin decodes its own strictly
     # only when a pod starts, so its configs are checked here, before anything is applied.
-    problems = sharing_config.config_problems(config, "config")
+    problems = opaque_config.config_problems(config, "config")
     if problems:
         raise DeviceClassError("%s - NVIDIA's DRA driver would refuse this when a pod starts"
                                % "; ".join(problems))

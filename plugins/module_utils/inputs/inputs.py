@@ -201,19 +201,38 @@ def in_inventory(name, hosts, inventory, implicit=("localhost", "127.0.0.1")):
     return hosts
 
 
-def collect(checks):
-    """Run every ``check()`` and return all their messages: one error lists every problem."""
-    problems = []
-    for check in checks:
+class Problems:
+    """The problems found in one set of inputs, gathered so that one error lists them all.
+
+    Each check is a plain function that returns the value it accepted or raises InputError
+    naming the input and the fix; ``check`` runs it and keeps the message instead:
+
+        problems = inputs.Problems()
+        problems.check(inputs.seconds, "timeout", params["timeout"])
+        problems.check(inputs.dns_label, "namespace", params["namespace"])
+        return problems.found
+    """
+
+    def __init__(self):
+        self.found = []
+
+    def check(self, check, *args, **kwargs):
+        """Run ``check(*args, **kwargs)``: its value, or None with its refusal kept."""
         try:
-            check()
+            return check(*args, **kwargs)
         except InputError as exc:
-            problems.append(str(exc))
-    return problems
+            self.found.append(str(exc))
+            return None
+
+    def add(self, message):
+        self.found.append(message)
+
+    def extend(self, messages):
+        self.found.extend(messages)
 
 
-def refuse(module, checks):
-    """Fail ``module`` at once, before it reads or changes anything, when any check fails."""
-    problems = collect(checks)
+def refuse(module, problems):
+    """Fail ``module`` at once, before it reads or changes anything, when ``problems`` (messages,
+    e.g. a Problems' ``found``) is not empty: one error lists every problem."""
     if problems:
         module.fail_json(msg="; ".join(problems), problems=problems)

@@ -7,7 +7,11 @@ A role's meta/argument_specs.yml checks types and choices; this checks what type
 say: counts of at least one, versions written in full, names Kubernetes and Helm accept,
 each class once, hosts that are in the inventory. Every problem of one run is reported at
 once, each naming the variable and what to write instead. The checks are the modules' own
-(inputs, smoke, gpu_operator_values) under the role's variable names.
+(inputs, smoke, gpu_operator_checks) under the role's variable names.
+
+Each role's function (``device_classes(values, inventory)``...) returns the list of its
+problems, one sentence each, gathered with inputs.Problems: every check runs at once, in
+order, and a refusal is kept instead of stopping the others.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,12 +21,13 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dra.gpu.plugins.module_utils.dra import device_class as dc
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_checks
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import claim_templates, sharing_config
 from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import redaction
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration as wm
+from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_share as shares
 
 ROLES = ("cluster_upgrade", "device_classes", "gpu_maintenance", "gpu_operator", "gpu_sharing", "preflight",
          "smoke_test", "workload_migration")
@@ -43,40 +48,36 @@ def _stripped(values, prefix):
     return dict((k[len(prefix):], v) for k, v in (values or {}).items() if k.startswith(prefix))
 
 
-def _mappings(listed, root, shape, checks):
-    """(label, entry) for each mapping in ``listed``; any other entry gets a check that fails
+def _mappings(listed, root, shape, report):
+    """(label, entry) for each mapping in ``listed``; any other entry is a problem in ``report``
     naming it and ``shape`` (what each entry must be)."""
     for index, item in enumerate(listed):
         label = "%s[%d]" % (root, index)
         if isinstance(item, dict):
             yield label, item
         else:
-            checks.append(lambda label=label, item=item: _fail("%s is %r; each %s" % (label, item, shape)))
+            report.add("%s is %r; each %s" % (label, item, shape))
 
 
 def device_classes(values, inventory):
-    checks = []
+    report = inputs.Problems()
     listed = values.get("device_classes_list")
     if values.get("device_classes_state", "present") == "present":
         if not isinstance(listed, list):
-            return [lambda: _fail("device_classes_list is %r; it must be a list of classes, each with name and "
-                                  "selectors" % (listed,))]
+            return ["device_classes_list is %r; it must be a list of classes, each with name and selectors" % (listed,)]
         names = [c.get("name") for c in listed if isinstance(c, dict)]
-        checks.append(lambda: inputs.unique("device_classes_list", names, "class"))
+        report.check(inputs.unique, "device_classes_list", names, "class")
         for label, item in _mappings(listed, "device_classes_list", "class is a mapping with name and selectors",
-                                     checks):
+                                     report):
             label = "%s (%s)" % (label, item.get("name")) if item.get("name") else label
-            checks.append(lambda label=label, item=item: inputs.dns_subdomain(label + ".name", item.get("name"),
-                                                                              "DeviceClass"))
-            checks.append(lambda label=label, item=item: inputs.strings(label + ".selectors", item.get("selectors")))
-            checks.append(lambda label=label, item=item: inputs.labels(label + ".labels", item.get("labels")))
-            checks.append(lambda label=label, item=item: _class_config(label, item.get("config")))
-    checks.append(lambda: inputs.label_key("device_classes_managed_label_key",
-                                           values.get("device_classes_managed_label_key")))
-    checks.append(lambda: inputs.label_value("device_classes_managed_label_value",
-                                             values.get("device_classes_managed_label_key"),
-                                             values.get("device_classes_managed_label_value")))
-    return checks
+            report.check(inputs.dns_subdomain, label + ".name", item.get("name"), "DeviceClass")
+            report.check(inputs.strings, label + ".selectors", item.get("selectors"))
+            report.check(inputs.labels, label + ".labels", item.get("labels"))
+            report.check(_class_config, label, item.get("config"))
+    report.check(inputs.label_key, "device_classes_managed_label_key", values.get("device_classes_managed_label_key"))
+    report.check(inputs.label_value, "device_classes_managed_label_value",
+                 values.get("device_classes_managed_label_key"), values.get("device_classes_managed_label_value"))
+    return report.found
 
 
 def _class_config(label, config):
@@ -93,17 +94,19 @@ def gpu_operator(values, inventory):
     def name(option):
         return "gpu_operator_" + renamed.get(option, option)
 
-    checks = gov.input_checks(params, name) if params.get("state", "present") == "present" else [
-        lambda: inputs.dns_label(name("namespace"), params.get("namespace")),
-        lambda: inputs.dns_label(name("dra_driver_namespace"), params.get("dra_driver_namespace")),
-        lambda: inputs.helm_release(name("release_name"), params.get("release_name")),
-        lambda: inputs.helm_release(name("dra_driver_release_name"), params.get("dra_driver_release_name")),
-    ]
-    checks += [lambda: inputs.seconds("gpu_operator_timeout", params.get("timeout")),
-               lambda: inputs.seconds("gpu_operator_slice_timeout", params.get("slice_timeout")),
-               lambda: inputs.seconds("gpu_operator_eviction_timeout", params.get("eviction_timeout")),
-               lambda: _writable_file("gpu_operator_image_list_file", params.get("image_list_file"))]
-    return checks
+    report = inputs.Problems()
+    if params.get("state", "present") == "present":
+        report.extend(gpu_operator_checks.input_problems(params, name))
+    else:
+        report.check(inputs.dns_label, name("namespace"), params.get("namespace"))
+        report.check(inputs.dns_label, name("dra_driver_namespace"), params.get("dra_driver_namespace"))
+        report.check(inputs.helm_release, name("release_name"), params.get("release_name"))
+        report.check(inputs.helm_release, name("dra_driver_release_name"), params.get("dra_driver_release_name"))
+    report.check(inputs.seconds, "gpu_operator_timeout", params.get("timeout"))
+    report.check(inputs.seconds, "gpu_operator_slice_timeout", params.get("slice_timeout"))
+    report.check(inputs.seconds, "gpu_operator_eviction_timeout", params.get("eviction_timeout"))
+    report.check(_writable_file, "gpu_operator_image_list_file", params.get("image_list_file"))
+    return report.found
 
 
 def _writable_file(option, path):
@@ -121,14 +124,15 @@ def gpu_sharing(values, inventory):
     present = values.get("gpu_sharing_state", "present") == "present"
     classes = values.get("gpu_sharing_classes") or []
     mig_nodes = values.get("gpu_sharing_mig_nodes") or []
-    checks = [lambda: inputs.seconds("gpu_sharing_mig_timeout", values.get("gpu_sharing_mig_timeout")),
-              lambda: inputs.strings("gpu_sharing_mig_nodes", mig_nodes),
-              lambda: inputs.unique("gpu_sharing_mig_nodes", mig_nodes, "node")]
+    report = inputs.Problems()
+    report.check(inputs.seconds, "gpu_sharing_mig_timeout", values.get("gpu_sharing_mig_timeout"))
+    report.check(inputs.strings, "gpu_sharing_mig_nodes", mig_nodes)
+    report.check(inputs.unique, "gpu_sharing_mig_nodes", mig_nodes, "node")
     if present:
-        checks.append(lambda: _sharing_classes(classes))
-        checks.append(lambda: _claim_templates(values.get("gpu_sharing_claim_templates") or [], classes))
-        checks.append(lambda: _mig_layout_needed(classes, mig_nodes, values.get("gpu_sharing_mig_layout")))
-    return checks
+        report.check(_sharing_classes, classes)
+        report.check(_claim_templates, values.get("gpu_sharing_claim_templates") or [], classes)
+        report.check(_mig_layout_needed, classes, mig_nodes, values.get("gpu_sharing_mig_layout"))
+    return report.found
 
 
 def _sharing_classes(classes):
@@ -140,7 +144,7 @@ def _sharing_classes(classes):
 
 def _claim_templates(templates, classes):
     try:
-        sharing_config.claim_templates(templates, classes)
+        claim_templates.claim_templates(templates, classes)
     except sharing_config.SharingConfigError as exc:
         raise inputs.InputError(str(exc))
 
@@ -156,45 +160,45 @@ def _mig_layout_needed(classes, mig_nodes, layout):
 
 def smoke_test(values, inventory):
     params = _stripped(values, "smoke_test_")
-    checks = smoke.input_checks(params, "smoke_test_")
-    checks += [lambda: inputs.seconds("smoke_test_slice_timeout", params.get("slice_timeout")),
-               lambda: inputs.label_selector("smoke_test_wait_node_selector", params.get("wait_node_selector"))]
-    return checks
+    report = inputs.Problems()
+    report.extend(smoke.input_problems(params, "smoke_test_"))
+    report.check(inputs.seconds, "smoke_test_slice_timeout", params.get("slice_timeout"))
+    report.check(inputs.label_selector, "smoke_test_wait_node_selector", params.get("wait_node_selector"))
+    return report.found
 
 
 def preflight(values, inventory):
     hosts = values.get("preflight_gpu_hosts") or []
-    return [
-        lambda: inputs.version("preflight_min_version", values.get("preflight_min_version")),
-        lambda: inputs.versions_list("preflight_available_versions", values.get("preflight_available_versions")),
-        lambda: inputs.version("preflight_target_version", values.get("preflight_target_version", "tested"),
-                               latest=True),
-        lambda: inputs.strings("preflight_gpu_hosts", hosts),
-        lambda: inputs.unique("preflight_gpu_hosts", hosts, "host"),
-        lambda: inputs.in_inventory("preflight_gpu_hosts", hosts, inventory),
-    ]
+    report = inputs.Problems()
+    report.check(inputs.version, "preflight_min_version", values.get("preflight_min_version"))
+    report.check(inputs.versions_list, "preflight_available_versions", values.get("preflight_available_versions"))
+    report.check(inputs.version, "preflight_target_version", values.get("preflight_target_version", "tested"),
+                 latest=True)
+    report.check(inputs.strings, "preflight_gpu_hosts", hosts)
+    report.check(inputs.unique, "preflight_gpu_hosts", hosts, "host")
+    report.check(inputs.in_inventory, "preflight_gpu_hosts", hosts, inventory)
+    return report.found
 
 
 def cluster_upgrade(values, inventory):
-    checks = [
-        lambda: inputs.version("cluster_upgrade_target", values.get("cluster_upgrade_target"), latest=True),
-        lambda: inputs.versions_list("cluster_upgrade_available_versions",
-                                     values.get("cluster_upgrade_available_versions")),
-        lambda: inputs.version("cluster_upgrade_dra_min_version", values.get("cluster_upgrade_dra_min_version")),
-        lambda: inputs.in_inventory("cluster_upgrade_api_host", [values.get("cluster_upgrade_api_host")], inventory),
-        lambda: _repo_url(values.get("cluster_upgrade_repo_url")),
-    ]
+    report = inputs.Problems()
+    report.check(inputs.version, "cluster_upgrade_target", values.get("cluster_upgrade_target"), latest=True)
+    report.check(inputs.versions_list, "cluster_upgrade_available_versions",
+                 values.get("cluster_upgrade_available_versions"))
+    report.check(inputs.version, "cluster_upgrade_dra_min_version", values.get("cluster_upgrade_dra_min_version"))
+    report.check(inputs.in_inventory, "cluster_upgrade_api_host", [values.get("cluster_upgrade_api_host")], inventory)
+    report.check(_repo_url, values.get("cluster_upgrade_repo_url"))
     for option, minimum in (("cluster_upgrade_drain_timeout", 1), ("cluster_upgrade_drain_retry_delay", 1),
                             ("cluster_upgrade_drain_retries", 0),
                             ("cluster_upgrade_drain_grace_period", 0), ("cluster_upgrade_node_ready_timeout", 1),
                             ("cluster_upgrade_api_ready_timeout", 1), ("cluster_upgrade_api_retry_timeout", 0),
                             ("cluster_upgrade_api_retry_delay", 1), ("cluster_upgrade_api_restart_window", 0)):
         if option in values:
-            checks.append(lambda option=option, minimum=minimum: inputs.integer(option, values[option], minimum))
+            report.check(inputs.integer, option, values[option], minimum)
     node_names = values.get("cluster_upgrade_node_names") or {}
     if node_names:
-        checks.append(lambda: _one_host_per_node(node_names))
-    return checks
+        report.check(_one_host_per_node, node_names)
+    return report.found
 
 
 def _repo_url(url):
@@ -217,54 +221,55 @@ def helm_connection(connection_params):
     """Connection options that would reach Helm (module_defaults for group/dra.gpu.k8s) but that
     kubernetes.core.helm cannot take: refused before the role changes anything."""
     given = [o for o in NOT_FOR_HELM if connection_params.get(o) not in (None, "", [], {})]
-    checks = []
+    found = []
     if given:
-        checks.append(lambda: _fail(
+        found.append(
             "the connection option%s %s (a task option or module_defaults for group/dra.gpu.k8s) cannot reach Helm: "
             "kubernetes.core.helm takes only kubeconfig, context, host, api_key, ca_cert and validate_certs, and the "
             "role installs the charts with it; put %s into a kubeconfig and pass kubeconfig (and context) instead"
-            % ("s" if len(given) > 1 else "", ", ".join(given), "them" if len(given) > 1 else "it")))
+            % ("s" if len(given) > 1 else "", ", ".join(given), "them" if len(given) > 1 else "it"))
     for first, second in HELM_EXCLUSIVE:
         if connection_params.get(first) and connection_params.get(second) is not None:
-            checks.append(lambda first=first, second=second: _fail(
+            found.append(
                 "the connection options %s and %s are set together, which kubernetes.core.helm refuses; drop %s and "
                 "keep it in the kubeconfig of that context (certificate-authority, insecure-skip-tls-verify)"
-                % (first, second, second)))
-    return checks
+                % (first, second, second))
+    return found
 
 
 def credentials_in_urls(connection_params, skip=()):
     """A password written into the proxy or host URL given as an option: refused in roles whose
     kubernetes.core steps would print it, with the two ways that keep it out of the output.
     ``skip``: options refused already for another reason (gpu_operator's NOT_FOR_HELM)."""
-    checks = []
+    found = []
     for option in [o for o in redaction.URL_OPTIONS if o not in skip]:
         value = connection_params.get(option)
         if redaction.url_credentials(value):
-            checks.append(lambda option=option, value=value: _fail(
+            found.append(
                 "the connection option %s (a task option or module_defaults for group/dra.gpu.k8s) carries a password "
                 "in its URL (%s); this role's kubernetes.core steps print their %s option at -vvv, so the password "
                 "would appear in the output. To fix: %s" % (option, redaction.url(value), option, (
                     "write proxy without it and put user:password into proxy_headers: {proxy_basic_auth: ...}, "
                     "which every module masks, or set K8S_AUTH_PROXY in the environment instead"
-                    if option == "proxy" else "connect with a token (api_key) or a kubeconfig instead"))))
-    return checks
+                    if option == "proxy" else "connect with a token (api_key) or a kubeconfig instead")))
+    return found
 
 
 def workload_migration(values, inventory):
     listed = values.get("workload_migration_workloads")
     if not isinstance(listed, list) or not listed:
-        return [lambda: _fail("workload_migration_workloads is %r; list the workloads to move, each with namespace and "
-                              "name (or label_selector), e.g. [{namespace: ml, name: llm}]" % (listed,))]
-    checks = [lambda: inputs.dns_subdomain("workload_migration_device_class",
-                                           values.get("workload_migration_device_class"), "DeviceClass"),
-              lambda: inputs.seconds("workload_migration_timeout", values.get("workload_migration_timeout")),
-              lambda: wm.check_memory("workload_migration_memory", values["workload_migration_memory"])
-              if values.get("workload_migration_memory") not in (None, "") else None]
+        return ["workload_migration_workloads is %r; list the workloads to move, each with namespace and name (or "
+                "label_selector), e.g. [{namespace: ml, name: llm}]" % (listed,)]
+    report = inputs.Problems()
+    report.check(inputs.dns_subdomain, "workload_migration_device_class", values.get("workload_migration_device_class"),
+                 "DeviceClass")
+    report.check(inputs.seconds, "workload_migration_timeout", values.get("workload_migration_timeout"))
+    if values.get("workload_migration_memory") not in (None, ""):
+        report.check(shares.check_memory, "workload_migration_memory", values["workload_migration_memory"])
     for label, item in _mappings(listed, "workload_migration_workloads",
-                                 "workload is a mapping with namespace and name (or label_selector)", checks):
-        checks.append(lambda label=label, item=item: _one_workload(label, item))
-    return checks
+                                 "workload is a mapping with namespace and name (or label_selector)", report):
+        report.check(_one_workload, label, item)
+    return report.found
 
 
 METHODS = ("claim", "extended_resource")
@@ -277,7 +282,7 @@ def _one_workload(label, item):
         _fail("%s has %s, which a workload entry does not take; use kind, namespace, name or label_selector, "
               "device_class, claim_mode, claim_name, method, memory" % (label, ", ".join(unknown)))
     if item.get("memory") not in (None, ""):
-        wm.check_memory(label + ".memory", item["memory"])
+        shares.check_memory(label + ".memory", item["memory"])
     if bool(item.get("name")) == bool(item.get("label_selector")):
         _fail("%s needs exactly one of name and label_selector" % label)
     inputs.dns_label(label + ".namespace", item.get("namespace"))
@@ -302,15 +307,14 @@ def _one_workload(label, item):
 def gpu_maintenance(values, inventory):
     state = values.get("gpu_maintenance_state", "out_of_service")
     chosen = [values.get("gpu_maintenance_" + k) for k in ("devices", "uuids", "selector")]
-    checks = [lambda: inputs.seconds("gpu_maintenance_timeout", values.get("gpu_maintenance_timeout"))]
+    report = inputs.Problems()
+    report.check(inputs.seconds, "gpu_maintenance_timeout", values.get("gpu_maintenance_timeout"))
     if state == "out_of_service" and not any(chosen):
-        checks.append(lambda: _fail("gpu_maintenance_state is out_of_service but no GPU is chosen: set "
-                                    "gpu_maintenance_devices (e.g. [{node: node-b, device: gpu-2}]), "
-                                    "gpu_maintenance_uuids or gpu_maintenance_selector"))
+        report.add("gpu_maintenance_state is out_of_service but no GPU is chosen: set gpu_maintenance_devices "
+                   "(e.g. [{node: node-b, device: gpu-2}]), gpu_maintenance_uuids or gpu_maintenance_selector")
     if values.get("gpu_maintenance_reason"):
-        checks.append(lambda: inputs.label_value("gpu_maintenance_reason", "the taint's value",
-                                                 values["gpu_maintenance_reason"]))
-    return checks
+        report.check(inputs.label_value, "gpu_maintenance_reason", "the taint's value", values["gpu_maintenance_reason"])
+    return report.found
 
 
 def _fail(message):
@@ -321,4 +325,4 @@ def problems(role, values, inventory=()):
     """Every problem with ``values`` (the role's variables) as sentences; [] when all is well."""
     if role not in ROLES:
         return ["role must be one of %s, not %r" % (", ".join(ROLES), role)]
-    return inputs.collect(globals()[role](values or {}, list(inventory or [])))
+    return globals()[role](values or {}, list(inventory or []))

@@ -20,7 +20,9 @@ import functools
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
-from ansible_collections.dra.gpu.plugins.module_utils.k8s import connection, redaction
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import connection_failures, connection_files
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import connection_settings
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import redaction
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.api_errors import ApiException
 
 try:
@@ -57,9 +59,9 @@ def kube_module(options, checks=None, needs_libraries=True, **module_options):
     """The AnsibleModule every dra.gpu module starts with (kubernetes.core's AnsibleK8SModule, ours).
 
     ``options`` gets kubernetes.core's connection options added; the module supports check
-    mode; the libraries are checked; ``checks(params)`` (inputs.refuse's checks) fails the
-    module before it reads or changes anything. ``module_options`` go to AnsibleModule
-    (required_if, mutually_exclusive...)."""
+    mode; the libraries are checked; ``checks(params)``, a function returning the list of problem
+    messages (built with inputs.Problems), fails the module before it reads or changes anything.
+    ``module_options`` go to AnsibleModule (required_if, mutually_exclusive...)."""
     spec = auth_argument_spec()
     spec.update(options)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True, **module_options)
@@ -78,7 +80,7 @@ def mask_credentials(module):
     or server's URL, a token in the kubeconfig file, or one from a K8S_AUTH_* variable can still
     reach a message through a library's error text; Ansible writes each no_log value as
     ******** wherever it occurs in the result, -vvv's invocation included."""
-    found = connection.settings(module.params)
+    found = connection_settings.settings(module.params)
     module.no_log_values.update(redaction.secret_values(found, module.params.get("proxy_headers")))
 
 
@@ -124,17 +126,19 @@ def api_client(module, rides_out_restarts=False):
     certificate, a proxy that is down, refused credentials) fails in one way: a message that
     names the setting, where it came from, and the fix; no traceback.
     """
-    settings = connection.settings(module.params)
+    settings = connection_settings.settings(module.params)
     try:
-        connection.check_files(settings)
+        connection_files.check_files(settings)
         api = get_api_client(module=_ModuleShim(module)).client.client
     except Exception as exc:  # noqa: BLE001 - every failure becomes one message
-        module.fail_json(msg=connection.explain(exc, settings), connection=connection.describe(settings))
+        module.fail_json(msg=connection_failures.explain(exc, settings),
+                         connection=connection_settings.describe(settings))
     try:
         k8s_client.VersionApi(api).get_code(_request_timeout=PROBE_TIMEOUT)
     except Exception as exc:  # noqa: BLE001
-        if not (rides_out_restarts and connection.may_be_restarting(exc)):
-            module.fail_json(msg=connection.explain(exc, settings), connection=connection.describe(settings))
+        if not (rides_out_restarts and connection_failures.may_be_restarting(exc)):
+            module.fail_json(msg=connection_failures.explain(exc, settings),
+                             connection=connection_settings.describe(settings))
     return api
 
 

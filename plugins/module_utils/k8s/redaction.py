@@ -98,7 +98,7 @@ def kubeconfig_secrets(document):
 
 def _read_documents(setting_value):
     """The kubeconfig documents a setting names (an inline dict, or paths joined like KUBECONFIG);
-    what cannot be read is skipped: connection.check_files reports it with the fix."""
+    what cannot be read is skipped: connection_files.check_files reports it with the fix."""
     if isinstance(setting_value, dict):
         return [setting_value]
     documents = []
@@ -119,7 +119,7 @@ def _read_documents(setting_value):
 
 
 def secret_values(found, proxy_headers=None):
-    """Every credential the settings (connection.settings) and the proxy_headers option carry,
+    """Every credential the settings (connection_settings.settings) and the proxy_headers option carry,
     for Ansible's no_log_values."""
     values = []
     for name in SECRET_OPTIONS:

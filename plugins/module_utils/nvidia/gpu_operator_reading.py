@@ -17,7 +17,7 @@ __metaclass__ = type
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_handover, nvidia
 from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_identity
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import nodes as kube_nodes
 
 
@@ -37,16 +37,16 @@ def cluster_nodes(kube, gpu_node_selector):
 def distribution(kube, server_version, summaries, params):
     """(identity, operator values): the distribution the cluster shows, and the user's values option over
     its toolkit settings, because k3s and RKE2 run containerd elsewhere than the operator's
-    defaults look. Raises gov.PlanError on a version or mode the plan cannot lay out."""
+    defaults look. Raises catalog.PlanError on a version or mode the plan cannot lay out."""
     identity, _kubeadm = cluster_identity.read(kube, server_version, summaries)
-    layout = gov.resolve_layout(params["version"], params["dra_enabled"], params["dra_mode"])
+    layout = catalog.resolve_layout(params["version"], params["dra_enabled"], params["dra_mode"])
     return identity, cluster_identity.operator_values(identity, layout, params["toolkit_enabled"], params["values"])
 
 
 def installed_dra_driver(kube, namespace, release):
     """The live DRA release's kubelet plugin DaemonSet ({name, version}), or None: its name tells
     whether the chart runs under its old name, its version label which chart version it runs
-    (gov.dra_chart_upgrade decides what moving it needs)."""
+    (gpu_operator_catalog.dra_chart_upgrade decides what moving it needs)."""
     for chart in (nvidia.OLD_DRA_CHART, nvidia.DRA_CHART):
         name = nvidia.kubelet_plugin_daemonset(chart)
         try:

@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: dra.gpu contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The GPU usage dict (from ``gpu_usage.usage``) for people: a self-contained HTML page, the
-same content as Markdown (terminals, CI logs) and a few console lines. Pure functions.
+"""The GPU usage report as one self-contained HTML page (inline CSS and SVG; no scripts, fonts
+or other files), from the usage dict of ``gpu_usage.usage``. Pure functions.
 
 Everything that comes from the cluster (names, models, reasons) is escaped: a pod or model name
-is data, never markup.
+is data, never markup. The same content as Markdown and console lines is usage_text.py; the
+words both use are usage_wording.py, the bar chart usage_chart.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,17 +16,12 @@ __metaclass__ = type
 from html import escape
 
 from ansible_collections.dra.gpu.plugins.module_utils.dra import device_taints
-from ansible_collections.dra.gpu.plugins.module_utils.report.usage_chart import bar_chart, chart_rows, left_out_text, text_chart
+from ansible_collections.dra.gpu.plugins.module_utils.report.usage_chart import bar_chart, chart_rows, left_out_text
+from ansible_collections.dra.gpu.plugins.module_utils.report.usage_wording import (
+    CLASS_HEADERS, DASH, DEVICE_HEADERS, STATE_LABELS, claim_name_text, claim_text, class_memory_texts,
+    human_age, memory_use_text, node_heading, node_totals_text, per_node_free_text, pod_text, share_text,
+    summary_figures, title)
 
-# Idle is not a label but a marked row: see _state_cell and _md_device_row.
-STATE_LABELS = {"free": "free", "in_use": "in use", "tainted": "tainted (out of service)"}
-# The console summary names at most this many idle claims and full nodes; the page lists all.
-CONSOLE_IDLE_CLAIMS = 3
-CONSOLE_FULL_NODES = 10
-DASH = "\u2014"
-DEVICE_HEADERS = ["device", "type", "model", "memory", "state", "claim", "holder pods", "since"]
-# "What still fits": the memory one more claim can get, summed over the class's devices and on one device.
-CLASS_HEADERS = ["class", "free", "total matching", "free memory", "largest claim that fits", "free per node"]
 # Percent of the page's width per node-table column (device .. since): the same for every node.
 DEVICE_COLUMN_WIDTHS = (7, 5, 11, 11, 13, 20, 17, 16)
 
@@ -62,111 +58,6 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
-def human_age(seconds):
-    """``age_seconds`` for people: "45s", "12m", "3h 12m", "2d 4h"; "unknown" for None."""
-    if seconds is None:
-        return "unknown"
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return "%ds" % seconds
-    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
-    if seconds < 3600:
-        return "%dm" % minutes
-    if seconds < 86400:
-        return "%dh %dm" % (hours, minutes % 60) if minutes % 60 else "%dh" % hours
-    return "%dd %dh" % (days, hours % 24) if hours % 24 else "%dd" % days
-
-
-# --- wording shared by the page and the Markdown ------------------------------------------
-
-def title(usage, cluster_name=None):
-    return "GPU usage %s %s %s %s" % (DASH, cluster_name or "cluster", DASH, usage.get("generated_at") or "")
-
-
-def _key(entry):
-    return "%s/%s" % (entry.get("namespace"), entry.get("name"))
-
-
-def claim_name_text(claim):
-    return "%s%s" % (claim.get("name"), " (shared)" if claim.get("shared") else "")
-
-
-def claim_text(claim):
-    return "%s/%s" % (claim.get("namespace"), claim_name_text(claim)) if claim else ""
-
-
-def pod_text(pod):
-    parts = [_key(pod), pod.get("phase") or "unknown phase"]
-    if pod.get("terminating"):
-        parts.append("terminating")
-    owner = pod.get("owner")
-    if owner:
-        parts.append("%s/%s" % (owner.get("kind"), owner.get("name")))
-    return " \u00b7 ".join(parts)
-
-
-def since_text(item):
-    if not item.get("since"):
-        return "unknown"
-    return "%s (%s)" % (item["since"], human_age(item.get("age_seconds")))
-
-
-def node_totals_text(node):
-    totals = node.get("totals") or {}
-    text = "%d devices: %d in use, %d idle, %d free" % tuple(
-        totals.get(k) or 0 for k in ("devices", "in_use", "idle", "free"))
-    return text + (", %d tainted" % totals["tainted"] if totals.get("tainted") else "")
-
-
-def taints_text(device):
-    """Why a device is out of service and since when: each taint, with the DeviceTaintRule's name."""
-    return "; ".join(device_taints.describe(t) for t in device.get("taints") or [])
-
-
-def node_heading(node):
-    ready = {True: "", False: " (NOT READY)"}.get(node.get("ready"), " (readiness unknown)")
-    return "%s%s" % (node.get("name"), ready)
-
-
-def gib_text(value):
-    """Bytes as GiB with two decimals, rounded down (what still fits is never overstated)."""
-    if value is None:
-        return DASH
-    return "%.2f GiB" % (int(value) * 100 // 2 ** 30 / 100.0)
-
-
-def memory_use_text(device):
-    """'consumed 18Gi, free 4596Mi' for a device shares can hold or one that is partly consumed."""
-    if device.get("memory_consumed") is None or not (device.get("shareable") or device.get("shares")):
-        return ""
-    return "consumed %s, free %s" % (device.get("memory_consumed"), device.get("memory_free"))
-
-
-def share_text(share):
-    """One claim on a shared device: who, what it consumed, its shareID."""
-    consumed = ", ".join("%s %s" % (k, v) for k, v in sorted((share.get("consumed") or {}).items()))
-    return "%s \u00b7 %s \u00b7 share %s" % (_key(share), consumed or "nothing", share.get("share_id"))
-
-
-def class_memory_texts(free_class):
-    """(free memory, the largest one claim can get) of a DeviceClass, in GiB."""
-    return gib_text(free_class.get("memory_free_bytes")), gib_text(free_class.get("largest_claim_bytes"))
-
-
-def per_node_free_text(free_class):
-    by_node = free_class.get("by_node") or {}
-    return ", ".join("%s: %d" % (name, by_node[name]) for name in sorted(by_node)) or DASH
-
-
-def _figures(usage):
-    summary = usage.get("summary") or {}
-    figures = [(label, summary.get(key) or 0) for label, key in
-               (("devices", "devices"), ("in use", "in_use"), ("idle", "idle"), ("free", "free"))]
-    if summary.get("tainted"):
-        figures.append(("tainted", summary["tainted"]))
-    return figures
-
-
 # --- HTML --------------------------------------------------------------------------------
 
 def _cell(value, css_class=None):
@@ -187,7 +78,7 @@ def _table(headers, rows, numeric=(), css_class=None, widths=None):
 
 def _html_figures(usage):
     figures = "".join('<div class="figure %s"><b>%d</b>%s</div>' % (label.replace(" ", "-"), number, escape(label))
-                      for label, number in _figures(usage))
+                      for label, number in summary_figures(usage))
     line = (usage.get("summary") or {}).get("line") or ""
     return '<p class="summary">%s</p><div class="figures">%s</div>' % (escape(line), figures)
 
@@ -317,139 +208,3 @@ def html_page(usage, cluster_name=None):
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             "<title>%s</title><style>%s</style></head>\n<body><main><h1>%s</h1>\n%s\n</main></body></html>\n"
             % (page_title, _CSS.strip(), page_title, "\n".join(s for s in sections if s)))
-
-
-# --- Markdown ----------------------------------------------------------------------------
-
-def _md_cell(value):
-    # A "|" would end the cell and a newline the row; "<" could open HTML where Markdown is rendered.
-    text = "" if value is None else str(value)
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
-    return " ".join(text.split())
-
-
-def _md_table(headers, rows):
-    lines = ["| %s |" % " | ".join(headers), "|%s" % ("---|" * len(headers))]
-    lines.extend("| %s |" % " | ".join(_md_cell(v) for v in row) for row in rows)
-    return "\n".join(lines)
-
-
-def _md_chart(usage):
-    rows, left_out = chart_rows(usage.get("by_node_model"))
-    if not rows:
-        return "## Devices per node and model\n\nNo devices to chart."
-    text = "## Devices per node and model\n\n```\n%s\n```" % "\n".join(text_chart(rows))
-    return text + ("\n\n" + left_out_text(left_out) if left_out else "")
-
-
-def _md_idle(usage):
-    idle = usage.get("idle") or []
-    if not idle:
-        return "## Idle allocations\n\nNo idle allocations."
-    rows = [["**IDLE**", claim_name_text(c), c.get("namespace"),
-             ", ".join(c.get("devices") or []) or DASH, c.get("idle_reason"), since_text(c)] for c in idle]
-    return "## Idle allocations\n\n" + _md_table(["", "claim", "namespace", "devices", "reason", "since"], rows)
-
-
-def _md_namespaces(usage):
-    keys = ("claims", "devices", "pods", "idle_claims", "idle_devices")
-    rows = [[n.get("namespace")] + [n.get(k) or 0 for k in keys] for n in usage.get("by_namespace") or []]
-    if not rows:
-        return "## Per namespace\n\nNo allocated claims."
-    return "## Per namespace\n\n" + _md_table(
-        ["namespace", "claims", "devices", "pods", "idle claims", "idle devices"], rows)
-
-
-def _md_free_by_class(usage):
-    rows = []
-    for c in usage.get("free_by_class") or []:
-        if c.get("previewable"):
-            rows.append([c.get("class"), c.get("free"), c.get("total")] + list(class_memory_texts(c))
-                        + [per_node_free_text(c)])
-        else:
-            rows.append([c.get("class"), "not previewable", DASH, DASH, DASH, c.get("reason")])
-    if not rows:
-        return "## Free devices per DeviceClass\n\nNo DeviceClass selects these devices."
-    return "## Free devices per DeviceClass\n\n" + _md_table(CLASS_HEADERS, rows)
-
-
-def _md_device_row(device):
-    state = STATE_LABELS.get(device.get("state"), device.get("state"))
-    if device.get("state") == "idle":
-        state = "**IDLE**: %s" % (device.get("idle_reason") or "")
-    if device.get("taints"):
-        state = "%s; **TAINTED**: %s" % (state, taints_text(device))
-    pods = "; ".join(pod_text(p) for p in device.get("pods") or []) or DASH
-    memory = device.get("memory") or DASH
-    if memory_use_text(device):
-        memory = "%s (%s)" % (memory, memory_use_text(device))
-    holders = "; ".join(share_text(s) for s in device.get("shares") or []) or claim_text(device.get("claim")) or DASH
-    return [device.get("name"), device.get("type"), device.get("model") or DASH, memory,
-            state, holders, pods, since_text(device) if device.get("claim") else DASH]
-
-
-def _md_node(node):
-    heading = "### %s\n\n%s" % (_md_cell(node_heading(node)), node_totals_text(node))
-    devices = node.get("devices") or []
-    if not devices:
-        return heading + "\n\nNo devices of the driver on this node."
-    return heading + "\n\n" + _md_table(DEVICE_HEADERS, [_md_device_row(d) for d in devices])
-
-
-def markdown(usage, cluster_name=None):
-    """The page's content as Markdown: headings, pipe tables, text bars instead of the SVG."""
-    summary = usage.get("summary") or {}
-    figures = _figures(usage)
-    sections = ["# %s" % _md_cell(title(usage, cluster_name)), _md_cell(summary.get("line")),
-                _md_table([label for label, _n in figures], [[n for _label, n in figures]]),
-                _md_chart(usage), _md_idle(usage), _md_namespaces(usage), _md_free_by_class(usage), "## Nodes"]
-    sections.extend(_md_node(n) for n in usage.get("nodes") or [])
-    if usage.get("notes"):
-        sections.append("## Notes\n\n" + "\n".join("- %s" % _md_cell(n) for n in usage["notes"]))
-    return "\n\n".join(sections) + "\n"
-
-
-# --- console -----------------------------------------------------------------------------
-
-def _console_idle(usage):
-    idle = usage.get("idle") or []
-    if not idle:
-        return ["idle: none"]
-    devices = sum(len(c.get("devices") or []) for c in idle)
-    shown = "" if len(idle) <= CONSOLE_IDLE_CLAIMS else " (first %d)" % CONSOLE_IDLE_CLAIMS
-    lines = ["idle: %d claim%s holding %d device%s%s" % (len(idle), "" if len(idle) == 1 else "s", devices,
-                                                         "" if devices == 1 else "s", shown)]
-    lines.extend("  %s: %s (%s)" % (_key(c), c.get("idle_reason"), human_age(c.get("age_seconds")))
-                 for c in idle[:CONSOLE_IDLE_CLAIMS])
-    return lines
-
-
-def _console_class(free_class):
-    if not free_class.get("previewable"):
-        return "%s not previewable" % free_class.get("class")
-    text = "%s %s" % (free_class.get("class"), free_class.get("free"))
-    if free_class.get("memory_free_bytes") is not None:
-        memory, largest = class_memory_texts(free_class)
-        text += " (%s free, one claim up to %s)" % (memory, largest)
-    return text
-
-
-def _console_free_by_class(usage):
-    parts = [_console_class(c) for c in usage.get("free_by_class") or []]
-    return "free per class: " + (", ".join(parts) or "no DeviceClass")
-
-
-def _console_full_nodes(usage):
-    full = [n.get("name") for n in usage.get("nodes") or []
-            if (n.get("totals") or {}).get("devices") and not (n.get("totals") or {}).get("free")]
-    if not full:
-        return "full nodes: none"
-    more = len(full) - CONSOLE_FULL_NODES
-    return "full nodes (no free device): " + ", ".join(full[:CONSOLE_FULL_NODES]) + (
-        " and %d more" % more if more > 0 else "")
-
-
-def console_lines(usage):
-    """At most 7 short lines: the summary, idle claims (the first 3), free per class, full nodes."""
-    summary_line = (usage.get("summary") or {}).get("line") or "no GPU usage data"
-    return [summary_line] + _console_idle(usage) + [_console_free_by_class(usage), _console_full_nodes(usage)]

@@ -25,15 +25,16 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "dra.gpu.gpu_packing_check"}
 SCHEDULED, UNSCHEDULABLE = "scheduled", "unschedulable"
 
 
-def input_checks(params):
-    """Checks that need no cluster (inputs.refuse's form): names the option and the fix."""
-    checks = [lambda: inputs.dns_label("namespace", params["namespace"], "namespace")]
+def input_problems(params):
+    """The problems that need no cluster to find (for inputs.refuse): each names the option and the fix."""
+    problems = inputs.Problems()
+    problems.check(inputs.dns_label, "namespace", params["namespace"], "namespace")
     for index, workload in enumerate(params["workloads"] or []):
         if isinstance(workload, dict) and workload.get("name") is not None:
-            checks.append(lambda i=index, n=workload["name"]: inputs.dns_label(
-                "workloads[%d].name" % i, str(n), "workload name (its pods are named <name>-<index>)"))
-    checks.append(lambda: inputs.integer("timeout", params["timeout"], what="seconds"))
-    return checks
+            problems.check(inputs.dns_label, "workloads[%d].name" % index, str(workload["name"]),
+                           "workload name (its pods are named <name>-<index>)")
+    problems.check(inputs.integer, "timeout", params["timeout"], what="seconds")
+    return problems.found
 
 
 def template(workload, strategy, run_id, api_version):

@@ -6,7 +6,7 @@
 The plan is made from the cluster as it is just before the pods are created, so that both see the
 same free devices. Each workload's pods are created once the previous workload's are all
 decided (scheduled or Unschedulable), the order gpu_fit plans in. The verdicts and the comparison
-are in packing.py; removal is smoke_run's SmokeCleanup, on failure too.
+are in packing.py; removal is smoke_cleanup's SmokeCleanup, on failure too.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,8 +18,8 @@ import uuid
 
 from ansible_collections.dra.gpu.plugins.module_utils.dra import slices
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import watch
-from ansible_collections.dra.gpu.plugins.module_utils.sharing import gpu_fit, packing
-from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_run
+from ansible_collections.dra.gpu.plugins.module_utils.sharing import fit_workloads, gpu_fit, packing
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_cleanup
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message
 
 
@@ -45,7 +45,7 @@ def run_and_clean_up(kube, params, clock=time.monotonic):
         _ensure_namespace(kube, params["namespace"], made)
         deadline = clock() + params["timeout"]
         outcomes = []
-        for workload in gpu_fit.parse_workloads(params["workloads"]):
+        for workload in fit_workloads.parse_workloads(params["workloads"]):
             _create(kube, params["namespace"], made,
                     packing.template(workload, params["strategy"], run_id, "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION)))
             for index in range(workload["replicas"]):
@@ -61,7 +61,7 @@ def run_and_clean_up(kube, params, clock=time.monotonic):
         result = {"msg": str(exc)}
     except ApiException as exc:
         result = {"msg": "the packing check could not talk to the API server: %s" % api_error_message(exc)}
-    left = smoke_run.SmokeCleanup(kube, params["namespace"], run_id, clock).remove(made, True)
+    left = smoke_cleanup.SmokeCleanup(kube, params["namespace"], run_id, clock).remove(made, True)
     if left:
         result["left_behind"] = left
         result["msg"] = (result.get("msg", "the packing check ran") + "; could not remove %s" % ", ".join(left))
@@ -81,7 +81,7 @@ def _ensure_namespace(kube, namespace, made):
             raise
     # The pods run pause only: the restricted Pod Security level admits them.
     _create(kube, namespace, made, smoke.namespace_manifest(namespace, "restricted"))
-    smoke_run.wait_for_default_service_account(kube, time.monotonic, namespace)
+    smoke_cleanup.wait_for_default_service_account(kube, time.monotonic, namespace)
     return True
 
 
@@ -113,7 +113,7 @@ def _wait_decided(kube, namespace, run_id, workload, remaining, clock):
     """Watch the workload's pods until the scheduler decided on each (timeout: what is left of the run's)."""
     selector = "%s=%s,%s=%s" % (packing.RUN_LABEL, run_id, packing.WORKLOAD_LABEL, workload["name"])
     list_fn = kube.core.list_namespaced_pod
-    return smoke_run.wait_for(
+    return smoke_cleanup.wait_for(
         kube, clock, lambda: kube.list_all(list_fn, namespace=namespace, label_selector=selector), list_fn,
         lambda pods: packing.decided(pods, workload["replicas"]),
         "the scheduler to place or refuse every pod of workload %s (%d)" % (workload["name"], workload["replicas"]),

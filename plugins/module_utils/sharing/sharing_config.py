@@ -1,23 +1,22 @@
 # -*- coding: utf-8 -*-
 # Copyright: dra.gpu contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GPU sharing classes: what a user asks for -> DeviceClasses with NVIDIA's opaque config.
+"""GPU sharing classes: what a user asks for (gpu_sharing_classes) -> DeviceClasses with NVIDIA's
+opaque config, refused whole when any entry is wrong; what each strategy enforces, in words; and
+the MPS classes NVIDIA's driver refuses while it shares GPUs by memory. Pure functions.
 
-NVIDIA's DRA driver (v0.4.x) reads sharing settings from opaque config
-(``resource.nvidia.com/v1beta1``, kinds ``GpuConfig`` and ``MigDeviceConfig``) and decodes it
-strictly only when the kubelet plugin prepares a claim: a wrong field makes the pod fail to
-start, long after the class was applied. So the schema is kept here as data and every config
-is checked against it before anything is written. Facts read from the driver's source at
-v0.4.1 (``api/nvidia.com/resource/v1beta1``), which a 0.4.x plugin enforces; ``multiUser`` came
-with v0.5.0 (read on its main branch) and is refused here as 0.4.x refuses it.
+Each strategy (time_slicing, mps, mig, memory) selects its devices by CEL and carries the
+config NVIDIA's driver reads for it; every rendered config is checked as the driver's kubelet
+plugin would decode it (:mod:`opaque_config`) before anything is written, since the driver
+checks it only when a pod starts.
 
 Memory shares (strategy ``memory``) are another kind of sharing: NVIDIA's driver 0.5.0 with
 ConsumableShares publishes each GPU with ``allowMultipleAllocations`` and its memory as capacity,
-and every pod keeps its own claim (a ResourceClaimTemplate asking for ``capacity.requests.memory``)
-while the scheduler packs claims onto one GPU. The class selects such GPUs and carries no config,
-or a TimeSlicing one; its example claim templates are rendered here too. Read on the driver's main
-branch at 95932046 (0.5.0-dev, standing in for the 0.5.0 tag): cmd/gpu-kubelet-plugin/
-consumable_shares.go and device_state.go.
+and every pod keeps its own claim (a ResourceClaimTemplate asking for ``capacity.requests.memory``,
+:mod:`claim_templates`) while the scheduler packs claims onto one GPU. The class selects such GPUs
+and carries no config, or a TimeSlicing one. Read on the driver's main branch at 95932046
+(0.5.0-dev, standing in for the 0.5.0 tag): cmd/gpu-kubelet-plugin/consumable_shares.go and
+device_state.go.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,30 +25,13 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import nvidia
-from ansible_collections.dra.gpu.plugins.module_utils.dra.quantity import QuantityError, human_bytes, to_bytes
+from ansible_collections.dra.gpu.plugins.module_utils.dra.quantity import human_bytes, to_bytes
+from ansible_collections.dra.gpu.plugins.module_utils.sharing.opaque_config import (
+    API_VERSION, GPU_CONFIG, MIG_CONFIG, parameter_problems, required_gates)
 
 DRIVER = nvidia.DRA_DRIVER
-API_VERSION = "resource.nvidia.com/v1beta1"
-GPU_CONFIG, MIG_CONFIG = "GpuConfig", "MigDeviceConfig"
-INTERVALS = ("Default", "Short", "Medium", "Long")
-MEBIBYTE = 1024 * 1024
 MIG_PROFILE = re.compile(r"^[1-9]g\.[0-9]+gb(\+[a-z.]+|-me)?$")
-
-# What the driver's strict decoder accepts, field by field: a nested dict is an object with
-# exactly these fields; "quantity_map" is {uuid-or-index: quantity}.
-_MPS_FIELDS = {"defaultActiveThreadPercentage": "int", "defaultPinnedDeviceMemoryLimit": "quantity",
-               "defaultPerDevicePinnedMemoryLimit": "quantity_map"}
-SCHEMA = {
-    GPU_CONFIG: {"apiVersion": "string", "kind": "string",
-                 "sharing": {"strategy": "string", "timeSlicingConfig": {"interval": "string"},
-                             "mpsConfig": _MPS_FIELDS}},
-    MIG_CONFIG: {"apiVersion": "string", "kind": "string",
-                 "sharing": {"strategy": "string", "mpsConfig": _MPS_FIELDS}},
-}
-# The driver's feature gate each strategy needs (both off by default in v0.4.x).
-GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 
 # What memory shares are and are not, in words (the driver's device_state.go: MPS is refused at
 # prepare time while ConsumableShares is on; claims on one device must carry the same config).
@@ -91,109 +73,11 @@ STRATEGIES = {
 # What selects a GPU that the driver shares by memory (published only with ConsumableShares on).
 SHARED_SELECTOR = "device.allowMultipleAllocations"
 _CLASS_FIELDS = {"name", "strategy", "interval", "mps", "profile", "selectors", "labels"}
-_TEMPLATE_FIELDS = {"name", "namespace", "class", "memory"}
 _MPS_INPUT_FIELDS = {"active_thread_percentage", "pinned_memory_limit", "per_device_pinned_memory_limit"}
 
 
 class SharingConfigError(ValueError):
     """A sharing class or config the driver would refuse; the message names it and the fix."""
-
-
-# ----- NVIDIA's strict decode and validation, as the kubelet plugin applies them --------------
-
-def _check_type(path, kind, value, problems):
-    if kind == "string" and not isinstance(value, str):
-        problems.append("%s: must be a string, not %r" % (path, value))
-    elif kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-        problems.append("%s: must be a whole number, not %r" % (path, value))
-    elif kind == "quantity":
-        _check_quantity(path, value, problems)
-    elif kind == "quantity_map":
-        if not isinstance(value, dict):
-            problems.append("%s: must be a map of GPU UUID or index to a quantity" % path)
-            return
-        for key, item in value.items():
-            if not (str(key).isdigit() or str(key).startswith(("GPU-", "MIG-"))):
-                problems.append("%s: key %r is neither a device index nor a GPU-/MIG- UUID" % (path, key))
-            _check_quantity("%s.%s" % (path, key), item, problems)
-
-
-def _check_quantity(path, value, problems):
-    try:
-        amount = to_bytes(value)
-    except (QuantityError, TypeError):
-        problems.append("%s: %r is not a quantity (write e.g. 8Gi)" % (path, value))
-        return
-    # The driver hands MPS whole megabytes (value / 1024 / 1024) and refuses 0.
-    if amount < MEBIBYTE:
-        problems.append("%s: %r is below 1Mi, which the driver refuses as 'value set too low'" % (path, value))
-
-
-def _walk(schema, value, path, problems):
-    if not isinstance(value, dict):
-        problems.append("%s: must be an object" % (path or "parameters"))
-        return
-    for key in sorted(value):
-        where = "%s.%s" % (path, key) if path else key
-        if key not in schema:
-            # The driver's message for this is: strict decoding error: unknown field "<where>".
-            problems.append('unknown field "%s" (known here: %s)' % (where, ", ".join(sorted(schema))))
-        elif isinstance(schema[key], dict):
-            _walk(schema[key], value[key], where, problems)
-        else:
-            _check_type(where, schema[key], value[key], problems)
-
-
-def parameter_problems(parameters):
-    """Everything NVIDIA's kubelet plugin would refuse in one opaque config's ``parameters``,
-    before gates: a list of sentences, empty when it would be accepted."""
-    if not isinstance(parameters, dict):
-        return ["parameters must be an object with apiVersion %s and a kind" % API_VERSION]
-    if parameters.get("apiVersion") != API_VERSION:
-        return ["apiVersion is %r; NVIDIA's driver decodes only %s" % (parameters.get("apiVersion"), API_VERSION)]
-    kind = parameters.get("kind")
-    if kind not in SCHEMA:
-        return ["kind is %r; for sharing write %s (whole GPUs) or %s (MIG devices)" % (kind, GPU_CONFIG, MIG_CONFIG)]
-    problems = []
-    _walk(SCHEMA[kind], parameters, "", problems)
-    if problems:
-        return problems
-    sharing = parameters.get("sharing")
-    if sharing is None:
-        return []
-    strategy = sharing.get("strategy")
-    if strategy not in GATES:
-        return ["sharing.strategy is %r; the driver knows TimeSlicing and MPS" % (strategy,)]
-    if strategy == "TimeSlicing" and "mpsConfig" in sharing:
-        problems.append("sharing.mpsConfig is set with strategy TimeSlicing; the driver refuses it (remove "
-                        "mpsConfig or use strategy MPS)")
-    if strategy == "MPS" and "timeSlicingConfig" in sharing:
-        problems.append("sharing.timeSlicingConfig is set with strategy MPS; the driver refuses it (remove "
-                        "timeSlicingConfig or use strategy TimeSlicing)")
-    interval = (sharing.get("timeSlicingConfig") or {}).get("interval")
-    if "timeSlicingConfig" in sharing and interval not in INTERVALS:
-        problems.append("sharing.timeSlicingConfig.interval is %r; write one of %s" % (interval, ", ".join(INTERVALS)))
-    percentage = (sharing.get("mpsConfig") or {}).get("defaultActiveThreadPercentage")
-    if percentage is not None and not 0 <= percentage <= 100:
-        problems.append("sharing.mpsConfig.defaultActiveThreadPercentage is %d; it must be 0 to 100" % percentage)
-    return problems
-
-
-def required_gates(parameters):
-    """The driver feature gates a valid config needs."""
-    strategy = ((parameters or {}).get("sharing") or {}).get("strategy")
-    return [GATES[strategy]] if strategy in GATES else []
-
-
-def config_problems(config, where):
-    """Problems of a DeviceClass or claim ``config`` list, each prefixed with ``where[i]``."""
-    problems = []
-    for index, entry in enumerate(config or []):
-        opaque = (entry or {}).get("opaque") or {}
-        if opaque.get("driver") != DRIVER:
-            continue  # other drivers' configs are not ours to judge, as NVIDIA's plugin skips them
-        problems += ["%s[%d].opaque.parameters: %s" % (where, index, p) for p in parameter_problems(opaque.get("parameters"))]
-    return problems
 
 
 # ----- a user's sharing classes -> DeviceClasses ----------------------------------------------
@@ -337,6 +221,8 @@ def memory_problems(classes, devices, root="gpu_sharing_classes"):
     return problems
 
 
+# ----- MPS classes, which the driver refuses while it shares GPUs by memory -------------------
+
 def _asks_for_mps(config):
     """Whether a DeviceClass's ``config`` list holds an opaque config for NVIDIA's driver that asks
     for MPS (a GpuConfig's or a MigDeviceConfig's ``sharing``)."""
@@ -379,115 +265,3 @@ def mps_problem(classes, modes):
             "prepares a claim (\"%s\"): remove %s, or leave gpu_operator_dra_consumable_shares empty"
             % (", ".join(names), "s" if len(names) == 1 else "", ", ".join(modes), MPS_WITH_SHARES,
                "it" if len(names) == 1 else "them"))
-
-
-# ----- example claim templates for the memory classes -------------------------------------------
-
-def _template_problems(entry, where, memory_classes):
-    problems = ["%s.%s is not a setting of a claim template; known: %s" % (where, key, ", ".join(sorted(_TEMPLATE_FIELDS)))
-                for key in sorted(set(entry) - _TEMPLATE_FIELDS)]
-    for check in (lambda: inputs.dns_subdomain(where + ".name", entry.get("name"), "ResourceClaimTemplate"),
-                  lambda: inputs.dns_label(where + ".namespace", entry.get("namespace"))):
-        try:
-            check()
-        except inputs.InputError as exc:
-            problems.append(str(exc))
-    if entry.get("class") not in memory_classes:
-        problems.append("%s.class is %r; a claim template asks for memory from a class of strategy memory in "
-                        "gpu_sharing_classes (%s)" % (where, entry.get("class"), ", ".join(memory_classes) or
-                                                      "there is none: add one, e.g. {name: nvidia-gpu-memory, "
-                                                      "strategy: memory}"))
-    try:
-        if to_bytes(str(entry.get("memory"))) < MEBIBYTE:
-            problems.append("%s.memory is %r, below 1Mi, the smallest share NVIDIA's driver offers" % (where, entry["memory"]))
-    except (QuantityError, TypeError):
-        problems.append("%s.memory is %r; write the memory each claim asks for as a quantity, e.g. 8Gi"
-                        % (where, entry.get("memory")))
-    return problems
-
-
-def claim_templates(entries, classes, managed_labels=None, root="gpu_sharing_claim_templates"):
-    """ResourceClaimTemplates for ``entries`` ({name, namespace, class, memory}), each asking for
-    ``memory`` of a memory class among ``classes`` (the entries of gpu_sharing_classes). Raises
-    SharingConfigError naming every problem at once."""
-    memory_classes = [c.get("name") for c in classes or [] if isinstance(c, dict) and c.get("strategy") == "memory"]
-    problems, bodies, seen = [], [], set()
-    for index, entry in enumerate(entries or []):
-        where = "%s[%d]" % (root, index)
-        if not isinstance(entry, dict):
-            problems.append("%s must be a map with name, namespace, class and memory" % where)
-            continue
-        found = _template_problems(entry, where, memory_classes)
-        key = (entry.get("namespace"), entry.get("name"))
-        if key in seen:
-            found.append("%s: %s/%s is listed twice" % (where, key[0], key[1]))
-        seen.add(key)
-        problems += found
-        if not found:
-            bodies.append(template_body(entry, managed_labels))
-    if problems:
-        raise SharingConfigError("; ".join(problems))
-    return bodies
-
-
-def template_body(entry, managed_labels=None):
-    """One ResourceClaimTemplate: every pod that names it gets its own claim of ``memory``."""
-    request = {"name": "gpu", "exactly": {"deviceClassName": entry["class"],
-                                          "capacity": {"requests": {"memory": str(entry["memory"])}}}}
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": entry["name"], "namespace": entry["namespace"], "labels": dict(managed_labels or {})},
-            "spec": {"spec": {"devices": {"requests": [request]}}}}
-
-
-def _asks(template):
-    """(class, memory in bytes) a template's first request asks for; None for anything else."""
-    requests = ((((template.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or [])
-    if len(requests) != 1:
-        return None
-    exactly = requests[0].get("exactly") or {}
-    memory = ((exactly.get("capacity") or {}).get("requests") or {}).get("memory")
-    try:
-        return exactly.get("deviceClassName"), to_bytes(str(memory)) if memory is not None else None
-    except QuantityError:
-        return None
-
-
-def template_changes(wanted, live, managed_labels):
-    """What applying ``wanted`` templates to a cluster with ``live`` ones (every
-    ResourceClaimTemplate, as the API returns them) takes: {delete, problems}. A template's spec
-    cannot be changed in place, so one that asks for something else is deleted and made again;
-    ours (``managed_labels``) that are no longer wanted are deleted; someone else's of a wanted
-    name is a problem, not ours to replace."""
-    by_key = dict(((t["metadata"]["namespace"], t["metadata"]["name"]), t) for t in live)
-    ours = [key for key, t in sorted(by_key.items())
-            if all((t["metadata"].get("labels") or {}).get(k) == v for k, v in (managed_labels or {}).items())]
-    delete, problems = [], []
-    wanted_keys = set()
-    for body in wanted:
-        key = (body["metadata"]["namespace"], body["metadata"]["name"])
-        wanted_keys.add(key)
-        if key not in by_key:
-            continue
-        if key not in ours:
-            problems.append("ResourceClaimTemplate %s/%s exists and was not made by this role; give the template "
-                            "another name, or delete that one" % key)
-        elif _asks(by_key[key]) != _asks(body):
-            delete.append({"namespace": key[0], "name": key[1], "reason": "changed"})
-    delete += [{"namespace": k[0], "name": k[1], "reason": "no longer listed"} for k in ours if k not in wanted_keys]
-    return {"delete": delete, "problems": problems}
-
-
-def template_memory_problems(templates, devices, root="gpu_sharing_claim_templates"):
-    """A template asking for more memory than any published GPU has could never be allocated."""
-    sizes = [to_bytes(d["capacity"]["memory"]) for d in devices
-             if d["attributes"].get("type") == "gpu" and d["capacity"].get("memory")]
-    if not sizes:
-        return []
-    problems = []
-    for index, body in enumerate(templates):
-        asked = _asks(body)[1]
-        if asked > max(sizes):
-            problems.append("%s[%d] (%s/%s): memory %s is more than the largest GPU has (%s); no claim of it could "
-                            "ever be allocated" % (root, index, body["metadata"]["namespace"], body["metadata"]["name"],
-                                                   human_bytes(asked), human_bytes(max(sizes))))
-    return problems

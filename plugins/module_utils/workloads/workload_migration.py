@@ -12,8 +12,9 @@ claim all pods share (a ResourceClaim, for a sharing class). With ``memory`` eac
 pods' claims can be placed on one GPU by the scheduler. The template before the rewrite
 is kept in an annotation on the workload itself, written in the same update, so a revert
 needs nothing but the workload and no second object can be half-written.
-The orchestration against the API (apply, watch the rollout, roll back) is in
-workload_migration_run.py.
+Whether a share fits is workload_migration_share.py; when a rollout is done or stuck,
+workload_migration_rollout.py; the orchestration against the API (apply, watch the rollout,
+roll back) is workload_migration_run.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,10 +24,7 @@ __metaclass__ = type
 import copy
 import json
 
-from ansible_collections.dra.gpu.plugins.module_utils.dra import capacity_shares
-from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import gpu_workloads
-from ansible_collections.dra.gpu.plugins.module_utils.dra.quantity import QuantityError, human_bytes, to_bytes
 
 MIGRATION_ANNOTATION = "dra.gpu/gpu-migration"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "dra.gpu.gpu_workload_migrate"}
@@ -154,8 +152,8 @@ def rewrite(kind, obj, device_class, mode="template", name=None, memory=None):
 
     Returns ``{template, claim: {kind, name, spec}, requests: [{container, count}]}``. ``mode``
     is ``template`` (each pod its own devices) or ``shared`` (one claim for all pods).
-    ``memory`` (a quantity, checked by check_memory): each container's one GPU becomes a share
-    of that much memory of a device instead of a whole one.
+    ``memory`` (a quantity, checked by workload_migration_share.check_memory): each container's one
+    GPU becomes a share of that much memory of a device instead of a whole one.
     """
     check_kind(kind)
     template = copy.deepcopy((obj.get("spec") or {}).get("template") or {})
@@ -253,185 +251,3 @@ def before_and_after(plan, device_class, pods=None):
         lines.append("pod %s on %s: %s%s" % (pod["pod"], pod["node"], ", ".join(pod["devices"]) or "no device",
                                              " (share of %s)" % ", ".join(shares) if shares else ""))
     return lines
-
-
-# ----- a share of a card ---------------------------------------------------------------------
-
-def check_memory(option, value):
-    """The bytes of ``value``, a memory quantity above zero (what each pod's share asks for);
-    inputs.InputError naming ``option`` otherwise."""
-    try:
-        amount = to_bytes(str(value).strip())
-    except (QuantityError, ValueError):
-        raise inputs.InputError("%s is %r, which is not a quantity; write what each pod needs of a GPU's memory, "
-                                "like 8Gi or 8192Mi" % (option, value))
-    if amount <= 0:
-        raise inputs.InputError("%s is %r; a share must ask for some memory, like 8Gi" % (option, value))
-    return amount
-
-
-def share_fits(device, wanted):
-    """Whether one published device can give a share of ``wanted`` bytes of memory at all
-    (whatever others hold now): it takes several allocations, and the share, rounded by the
-    device's request policy as the allocator rounds it, is within the policy and its memory."""
-    if not device.get("allowMultipleAllocations"):
-        return False
-    published = capacity_shares.capacities(device)
-    consumed = capacity_shares.consumption(published, {"memory": wanted}) if published else None
-    return consumed is not None and capacity_shares.room(published, {}, consumed) != 0
-
-
-def share_refusal(device_class, matched, memory):
-    """None when a device that ``device_class`` selects can give a share of ``memory``; else
-    why not and what to do. ``matched``: [(node or pool, device)] of the published devices the
-    class selects."""
-    wanted = to_bytes(memory)
-    if not matched:
-        return ("DeviceClass %s selects no published device, so no pod could get a share of it; check that the "
-                "DRA driver runs and that the class's selectors match its devices (dra.gpu.resource_slice_info)"
-                % device_class)
-    shareable = [(where, d) for where, d in matched if d.get("allowMultipleAllocations")]
-    if not shareable:
-        return ("no device DeviceClass %s selects takes more than one allocation (allowMultipleAllocations), so "
-                "each pod would hold a whole card: the driver does not publish shares. Turn on NVIDIA's "
-                "ConsumableShares (DRA driver 0.5.0: featureGates.ConsumableShares and consumableShares: memory, "
-                "e.g. through the gpu_sharing role), or migrate with whole cards (leave memory unset)" % device_class)
-    if any(share_fits(d, wanted) for _where, d in shareable):
-        return None
-    limit, name, where = max((_largest_share(d), d.get("name"), where) for where, d in shareable)
-    return ("no device DeviceClass %s selects can give a share of %s: the most one allows is %s (%s on %s). Ask for "
-            "at most that, or use a class with larger GPUs" % (device_class, memory, human_bytes(limit), name, where))
-
-
-def _largest_share(device):
-    """The largest share one device allows: its memory, or its request policy's maximum below that."""
-    memory = (device.get("capacity") or {}).get("memory") or {}
-    total = to_bytes(memory.get("value") or 0)
-    most = ((memory.get("requestPolicy") or {}).get("validRange") or {}).get("max")
-    return min(total, to_bytes(most)) if most is not None else total
-
-
-# ----- rollouts ------------------------------------------------------------------------------
-
-def _condition(obj, kind):
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return cond
-    return {}
-
-
-def rollout(kind, obj):
-    """``(state, message)``: state ``done`` when every pod runs the current template and is
-    available, ``failed`` when the controller gave up, else ``progressing``."""
-    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    if status.get("observedGeneration", 0) < meta.get("generation", 0):
-        return "progressing", "the controller has not seen the change yet"
-    if kind == "Deployment":
-        progressing = _condition(obj, "Progressing")
-        if progressing.get("reason") == "ProgressDeadlineExceeded":
-            return "failed", "the Deployment exceeded its progress deadline: %s" % progressing.get("message")
-        wanted = spec.get("replicas", 1)
-        counts = (status.get("updatedReplicas", 0), status.get("replicas", 0), status.get("availableReplicas", 0))
-        if counts == (wanted, wanted, wanted):
-            return "done", "%d of %d pods updated and available" % (wanted, wanted)
-        return "progressing", "%d of %d pods updated, %d pods in all, %d available" % (
-            counts[0], wanted, counts[1], counts[2])
-    if kind == "StatefulSet":
-        if (spec.get("updateStrategy") or {}).get("type") == "OnDelete":
-            return "failed", ("its updateStrategy is OnDelete: its pods are replaced only when someone deletes them; "
-                              "set RollingUpdate, or delete the pods one at a time")
-        wanted = spec.get("replicas", 1)
-        same_revision = status.get("updateRevision") == status.get("currentRevision")
-        if same_revision and status.get("updatedReplicas", 0) == wanted and status.get("readyReplicas", 0) == wanted:
-            return "done", "%d of %d pods updated and ready" % (wanted, wanted)
-        return "progressing", "%d of %d pods updated, %d ready" % (
-            status.get("updatedReplicas", 0), wanted, status.get("readyReplicas", 0))
-    if kind == "DaemonSet":
-        if (spec.get("updateStrategy") or {}).get("type") == "OnDelete":
-            return "failed", ("its updateStrategy is OnDelete: its pods are replaced only when someone deletes them; "
-                              "set RollingUpdate, or delete the pods one at a time")
-        wanted = status.get("desiredNumberScheduled", 0)
-        updated, available = status.get("updatedNumberScheduled", 0), status.get("numberAvailable", 0)
-        if updated == wanted and available == wanted:
-            return "done", "%d of %d pods updated and available" % (wanted, wanted)
-        return "progressing", "%d of %d pods updated, %d available" % (updated, wanted, available)
-    raise MigrationRefused("no rollout to follow for a %s" % kind)
-
-
-def label_selector(obj):
-    """The workload's spec.selector as a label-selector string for a pod list."""
-    selector = (obj.get("spec") or {}).get("selector") or {}
-    parts = ["%s=%s" % (k, v) for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        op, key, values = expr.get("operator"), expr.get("key"), expr.get("values") or []
-        if op == "In":
-            parts.append("%s in (%s)" % (key, ",".join(values)))
-        elif op == "NotIn":
-            parts.append("%s notin (%s)" % (key, ",".join(values)))
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append("!%s" % key)
-    return ",".join(parts)
-
-
-# Scheduler messages that mean the new pods' claims cannot be allocated (no device of the class
-# matches, or none is free), rather than "not yet": the rollout will not finish by itself.
-UNALLOCATABLE = ("cannot allocate", "unsatisfiable")
-
-
-def claim_entry(pod, claim):
-    """The pod's resourceClaims entry that refers to ``claim`` (a ResourceClaimTemplate or
-    ResourceClaim of that name), or None: how a pod of the migrated template is told apart."""
-    for ref in (pod.get("spec") or {}).get("resourceClaims") or []:
-        if claim in (ref.get("resourceClaimTemplateName"), ref.get("resourceClaimName")):
-            return ref
-    return None
-
-
-def pods_left_over(pods, claim, on_claim):
-    """Names of the pods (terminating ones too) still of the template being replaced: with
-    ``on_claim`` those without ``claim``, else those with it. A rollout is over when none is
-    left, so the GPUs the old pods held are free when the module returns."""
-    return sorted(p["metadata"]["name"] for p in pods if (claim_entry(p, claim) is None) == on_claim)
-
-
-def stuck_pods(pods, claim):
-    """The pods of the new template (those using ``claim``) that cannot go on, with why:
-    refused by the scheduler for their claims, or a container that cannot start."""
-    stuck = []
-    for pod in pods:
-        if (pod.get("metadata") or {}).get("deletionTimestamp") or claim_entry(pod, claim) is None:
-            continue
-        status = pod.get("status") or {}
-        for cond in status.get("conditions") or []:
-            message = (cond.get("message") or "")
-            if cond.get("type") == "PodScheduled" and cond.get("reason") == "Unschedulable" and \
-                    any(marker in message.lower() for marker in UNALLOCATABLE):
-                stuck.append("pod %s cannot be scheduled: %s" % (pod["metadata"]["name"], message))
-        for cs in status.get("containerStatuses") or []:
-            waiting = (cs.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason") in ("CreateContainerConfigError", "CreateContainerError", "RunContainerError",
-                                         "CrashLoopBackOff", "ErrImagePull", "ImagePullBackOff"):
-                stuck.append("pod %s container %s: %s %s" % (
-                    pod["metadata"]["name"], cs.get("name"), waiting["reason"], waiting.get("message") or ""))
-    return stuck
-
-
-def pod_claims(pod, claim, claims):
-    """``{pod, node, ready, claim, allocated, devices}`` for a pod using ``claim``; ``claims``
-    maps claim name to the ResourceClaim in the pod's namespace (a template's claims are
-    generated per pod, their names in the pod's status)."""
-    status = pod.get("status") or {}
-    generated = dict((s.get("name"), s.get("resourceClaimName")) for s in status.get("resourceClaimStatuses") or [])
-    ref = claim_entry(pod, claim) or {}
-    name = ref.get("resourceClaimName") or generated.get(ref.get("name"))
-    found = claims.get(name) or {}
-    allocation = (found.get("status") or {}).get("allocation") or {}
-    results = (allocation.get("devices") or {}).get("results") or []
-    reserved = [r.get("uid") for r in (found.get("status") or {}).get("reservedFor") or []]
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    return {"pod": pod["metadata"]["name"], "node": (pod.get("spec") or {}).get("nodeName"), "ready": ready,
-            "claim": name, "allocated": bool(results) and pod["metadata"].get("uid") in reserved,
-            "devices": ["%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device")) for r in results],
-            "consumed": [r["consumedCapacity"] for r in results if r.get("consumedCapacity")]}

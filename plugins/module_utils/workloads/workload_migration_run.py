@@ -3,25 +3,27 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Migrate one workload against a cluster: check, apply, follow the rollout, verify, roll back.
 
-The decisions (what the template becomes, when a rollout is done or stuck) are in
-workload_migration.py; this file only talks to the API, in an order that leaves nothing
+The decisions (what the template becomes, when a rollout is done or stuck, whether a share
+fits) are in workload_migration.py, workload_migration_rollout.py and
+workload_migration_share.py; this file only talks to the API, in an order that leaves nothing
 half-applied: both writes are dry-run first, the claim object is removed again when the
 workload update is refused, and a rollout that does not finish puts the old template back.
+The module's options, and a label selector's many workloads, are workload_migration_module_run.py.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import datetime
 import time
 
 from ansible_collections.dra.gpu.plugins.module_utils.dra import consumable_capacity, extended_resource, slice_devices
 from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
-from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import watch
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import gpu_workloads
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration as wm
+from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_rollout as rollouts
+from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_share as shares
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import PLURALS, RESOURCE_GROUP, RESOURCE_VERSION, ApiException, api_error_message
 
 # How often the rollout wait looks at the workload's status without a pod event: the
@@ -44,121 +46,12 @@ class MigrationFailed(Exception):
         self.details = details
 
 
-# The options of module gpu_workload_migrate (documented there).
-ARGUMENT_SPEC = dict(
-    kind=dict(type="str", default="Deployment", choices=list(gpu_workloads.WORKLOAD_KINDS)),
-    name=dict(type="str"),
-    label_selector=dict(type="str"),
-    namespace=dict(type="str", required=True),
-    state=dict(type="str", choices=["migrated", "reverted"], default="migrated"),
-    device_class=dict(type="str", default="gpu.nvidia.com"),
-    claim_mode=dict(type="str", choices=["template", "shared"], default="template"),
-    claim_name=dict(type="str"),
-    timeout=dict(type="int", default=300),
-    method=dict(type="str", choices=["claim", "extended_resource"], default="claim"),
-    memory=dict(type="str"),
-)
-
-
-def input_checks(params):
-    """The checks of the module's options, for inputs.refuse."""
-    return [
-        lambda: inputs.dns_subdomain("name", params["name"], "workload") if params["name"] else None,
-        lambda: inputs.label_selector("label_selector", params["label_selector"]) if params["label_selector"] else None,
-        lambda: inputs.dns_label("namespace", params["namespace"]),
-        lambda: inputs.dns_subdomain("device_class", params["device_class"], "DeviceClass"),
-        lambda: inputs.dns_subdomain("claim_name", params["claim_name"], "claim") if params["claim_name"] else None,
-        lambda: inputs.seconds("timeout", params["timeout"]),
-        lambda: wm.check_memory("memory", params["memory"]) if params.get("memory") is not None else None,
-        lambda: _refuse("memory asks for a share of a card in the claim the workload is rewritten to; method "
-                        "extended_resource rewrites nothing. Use method claim, or leave memory unset")
-        if params.get("memory") is not None and params["method"] == "extended_resource" else None,
-    ]
-
-
-def _refuse(message):
-    raise inputs.InputError(message)
-
-
-def run_module(kube, params, check_mode, diff):
-    """The module's whole work: one workload (``name``), or each that ``label_selector`` matches
-    in name order until one fails. Returns (passed, the keyword arguments of exit_json or fail_json)."""
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    path = extended_resource_path(kube)
-    if params["method"] == "extended_resource" and not path["available"]:
-        return False, dict(msg="the extended-resource path is not available: %s. Nothing was changed."
-                           % path["reason"], extended_resource=path)
-    if params["name"]:
-        passed, result = one(Migration(kube, params), params, check_mode, diff, now, path)
-        return passed, (dict(extended_resource=path, **result) if passed else result)
-    done = []
-    try:
-        names = names_matching(kube, params)
-    except wm.MigrationRefused as exc:
-        return False, dict(msg=str(exc), extended_resource=path)
-    for name in names:
-        passed, result = one(Migration(kube, dict(params, name=name)), params, check_mode, diff, now, path, done)
-        if not passed:
-            return False, result
-        done.append(dict(result, name=name))
-    report = []
-    for result in done:
-        report += [result["message"]] + result.get("report", [])
-    return True, dict(changed=any(r["changed"] for r in done), workloads=done, report=report, extended_resource=path,
-                      message="%d %s(s) matched %s" % (len(done), params["kind"], params["label_selector"]))
-
-
-def extended_resource_path(kube):
-    """Whether pods that keep nvidia.com/gpu can be served by DRA here, reported with every result."""
-    try:
-        return extended_resource.availability(kube)
-    except ApiException as exc:
-        return {"available": None, "device_class": None,
-                "reason": "could not tell whether the API server keeps extendedResourceName: %s"
-                          % api_error_message(exc)}
-
-
-def one(migration, params, check_mode, diff, now, path, done_before=None):
-    """One workload's migration or revert: (True, its result) or (False, the failure, with the
-    results of those done before)."""
-    extra = {"extended_resource": path}
-    if done_before is not None:
-        extra["workloads"] = done_before
-    try:
-        if params["state"] == "migrated" and params["method"] == "extended_resource":
-            result = migration.on_extended_resource(path["device_class"])
-        elif params["state"] == "migrated":
-            result = migration.migrate(check_mode, now)
-        else:
-            result = migration.revert(check_mode)
-    except wm.MigrationRefused as exc:
-        return False, dict(msg="%s: %s" % (migration.label, exc), changed=bool(done_before), **extra)
-    except MigrationFailed as exc:
-        return False, dict(msg=str(exc), changed=True, **dict(exc.details, **extra))
-    except ApiException as exc:
-        return False, dict(msg="%s: the API server answered: %s" % (migration.label, api_error_message(exc)),
-                           changed=bool(done_before), **extra)
-    if not diff:
-        result.pop("diff", None)
-    return True, result
-
-
 def kept_claim(kept):
     """The claim object a migration made, as the workload's annotation keeps it."""
     claim = {"kind": kept.get("claim_kind"), "name": kept.get("claim_name"), "device_class": kept.get("device_class")}
     if kept.get("memory"):
         claim["memory"] = kept["memory"]
     return claim
-
-
-def names_matching(kube, params):
-    """The names of the workloads of ``params["kind"]`` in the namespace that the label selector matches."""
-    wm.check_kind(params["kind"])
-    apps = kube.apps
-    list_fn = {"Deployment": apps.list_namespaced_deployment, "StatefulSet": apps.list_namespaced_stateful_set,
-               "DaemonSet": apps.list_namespaced_daemon_set}[params["kind"]]
-    items, _version = kube.list_all(list_fn, namespace=params["namespace"], label_selector=params["label_selector"])
-    return sorted(i["metadata"]["name"] for i in items)
 
 
 class Migration:
@@ -281,7 +174,7 @@ class Migration:
             # Not known here; the rollout (claims the scheduler cannot allocate) still tells.
             return "could not tell here which devices DeviceClass %s selects (%s); the rollout will" % (
                 device_class["metadata"]["name"], exc)
-        refusal = wm.share_refusal(device_class["metadata"]["name"], matched, self.memory)
+        refusal = shares.share_refusal(device_class["metadata"]["name"], matched, self.memory)
         if refusal:
             raise wm.MigrationRefused(refusal)
         return None
@@ -294,7 +187,7 @@ class Migration:
         obj = self.read()
         wm.refuse_unless_device_plugin(wm.status_of(self.kind, obj))
         gpus = gpu_workloads.gpus_per_pod(gpu_workloads.pod_spec(self.kind, obj))
-        pods, _version = self._pods(wm.label_selector(obj))
+        pods, _version = self._pods(rollouts.label_selector(obj))
         paths = extended_resource.pod_paths(pods)
         served = [p for p in paths if p["claim"]]
         return {"changed": False, "status": "extended-resource", "pods": paths,
@@ -310,16 +203,16 @@ class Migration:
         """Follow the rollout until it is done and no pod of the replaced template is left;
         returns ``(state, message, pods)``. ``on_claim``: the new template uses ``claim`` (a
         migration, whose new pods are also checked for being stuck) or not (a revert)."""
-        selector = wm.label_selector(self.read())
+        selector = rollouts.label_selector(self.read())
 
         def condition(pods):
-            state, message = wm.rollout(self.kind, self.read())
+            state, message = rollouts.rollout(self.kind, self.read())
             if state == "progressing" and on_claim:
-                stuck = wm.stuck_pods(pods, claim)
+                stuck = rollouts.stuck_pods(pods, claim)
                 if stuck:
                     return "failed", "; ".join(stuck), pods
             if state == "done":
-                left = wm.pods_left_over(pods, claim, on_claim)
+                left = rollouts.pods_left_over(pods, claim, on_claim)
                 return ("done", message, pods) if not left else None
             return (state, message, pods) if state != "progressing" else None
 
@@ -330,8 +223,8 @@ class Migration:
                                               "the rollout of %s" % self.label, clock=self.clock,
                                               recheck_every=ROLLOUT_RECHECK)
         except watch.WaitTimeout as exc:
-            _state, message = wm.rollout(self.kind, self.read())
-            left = wm.pods_left_over(exc.state, claim, on_claim)
+            _state, message = rollouts.rollout(self.kind, self.read())
+            left = rollouts.pods_left_over(exc.state, claim, on_claim)
             return "timeout", "%s (%s%s)" % (exc, message, "; pods of the old template still there: %s" % (
                 ", ".join(left)) if left else ""), exc.state
         return result
@@ -340,8 +233,8 @@ class Migration:
         """Every pod of the new template Ready with its claim allocated and reserved for it."""
         claims = dict((c["metadata"]["name"], c) for c in self.kube.list_resource(
             "resourceclaims", namespace=self.namespace)[0])
-        seen = [wm.pod_claims(p, claim, claims) for p in pods if not p["metadata"].get("deletionTimestamp")
-                and wm.claim_entry(p, claim) is not None]
+        seen = [rollouts.pod_claims(p, claim, claims) for p in pods if not p["metadata"].get("deletionTimestamp")
+                and rollouts.claim_entry(p, claim) is not None]
         problems = ["pod %s is not Ready" % s["pod"] for s in seen if not s["ready"]]
         problems += ["the claim of pod %s is not allocated to it" % s["pod"] for s in seen if not s["allocated"]]
         if not seen:

@@ -11,6 +11,7 @@ from ansible_collections.dra.gpu.plugins.module_utils.dra import slice_wait, sli
 from ansible_collections.dra.gpu.plugins.module_utils.dra.cel import cel
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import watch
 from ansible_collections.dra.gpu.plugins.module_utils.upgrade import node_wait
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke_verdicts
 from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke import SmokeFailure
 from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke_run import SmokeRun
 
@@ -131,8 +132,7 @@ NOT_REGISTERED = ("Failed to prepare dynamic resources: prepare dynamic resource
 @pytest.mark.parametrize("message, final", [(DRIVER_REFUSAL, True), (AUTHORIZER_RACE, False),
                                             (LOCK_TIMEOUT, False), (NOT_REGISTERED, False), ("", False)])
 def test_only_the_driver_refusing_a_claim_is_a_verdict(message, final):
-    from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke
-    assert smoke.prepare_failure_is_final(message) is final
+    assert smoke_verdicts.prepare_failure_is_final(message) is final
 
 
 class FakeEventsKube(FakeKube):

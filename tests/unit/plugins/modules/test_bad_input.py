@@ -59,3 +59,36 @@ def test_good_input_goes_on_to_connect_and_names_the_missing_kubeconfig(capsys):
     assert run_main("node_wait", {"names": ["n1"]}) == 1
     result = json.loads(capsys.readouterr().out)
     assert "kubeconfig" in result["msg"] and "does not exist" in result["msg"]
+
+
+def failed_problems(name, args, capsys):
+    assert run_main(name, args) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["msg"] == "; ".join(result["problems"])
+    return result["problems"]
+
+
+def test_every_problem_is_listed_in_the_order_of_the_checks(capsys):
+    problems = failed_problems("resource_slice_wait", {"driver": "gpu.nvidia.com", "timeout": 0, "min_devices": 0,
+                                                       "min_devices_per_node": 0, "nodes": ["a", "a"]}, capsys)
+    assert [p.split(" ", 1)[0] for p in problems] == ["timeout", "min_devices", "min_devices_per_node", "nodes"]
+    problems = failed_problems("node_wait", {"names": ["n1", "n1"], "timeout": 0, "kubelet_version": "one.35"}, capsys)
+    assert [p.split(" ", 1)[0] for p in problems] == ["timeout", "names", "kubelet_version"]
+
+
+@pytest.mark.parametrize("name,args", [
+    ("mig_layout", {"state": "absent", "nodes": [], "timeout": 0}),
+    ("resource_slice_wait", {"driver": "gpu.nvidia.com", "timeout": 0}),
+    ("gpu_maintenance", {"state": "in_service", "timeout": 0}),
+], ids=["mig_layout-absent", "resource_slice_wait-no-min_devices", "gpu_maintenance-no-reason"])
+def test_checks_that_do_not_apply_are_skipped(name, args, capsys):
+    # Only the timeout is wrong: nodes for state absent, an unset min_devices or reason are not checked.
+    problems = failed_problems(name, args, capsys)
+    assert len(problems) == 1 and problems[0].startswith("timeout")
+
+
+def test_gpu_maintenance_checks_the_reason_and_the_gpus_to_take_out(capsys):
+    problems = failed_problems("gpu_maintenance", {"uuids": ["GPU-1", "GPU-1"], "reason": "not a label"}, capsys)
+    assert [p.split(" ", 1)[0] for p in problems] == ["uuids", "reason"]
+    problems = failed_problems("gpu_maintenance", {"reason": "repair"}, capsys)
+    assert problems == ["state out_of_service needs the GPUs to take out: devices, uuids or selector"]

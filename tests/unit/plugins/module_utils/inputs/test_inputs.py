@@ -75,7 +75,34 @@ def test_labels_need_string_values():
         inputs.labels("node_selector", {"bad key": "x"})
 
 
-def test_collect_reports_every_problem():
-    problems = inputs.collect([lambda: inputs.integer("a", 0), lambda: inputs.integer("b", 2),
-                               lambda: inputs.version("c", "x")])
-    assert len(problems) == 2 and problems[0].startswith("a ") and problems[1].startswith("c ")
+def test_problems_reports_every_problem():
+    problems = inputs.Problems()
+    assert problems.check(inputs.integer, "a", 0) is None
+    assert problems.check(inputs.integer, "b", 2) == 2
+    assert problems.check(inputs.version, "c", "x") is None
+    found = problems.found
+    assert len(found) == 2 and found[0].startswith("a ") and found[1].startswith("c ")
+    problems.add("d is wrong")
+    problems.extend(["e is wrong", "f is wrong"])
+    assert [p[0] for p in problems.found] == ["a", "c", "d", "e", "f"]
+
+
+def test_problems_let_other_errors_through():
+    with pytest.raises(TypeError):
+        inputs.Problems().check(inputs.integer)
+
+
+class _Module:
+    def __init__(self):
+        self.failed = None
+
+    def fail_json(self, **kwargs):
+        self.failed = kwargs
+
+
+def test_refuse_fails_with_every_problem_and_only_then():
+    module = _Module()
+    inputs.refuse(module, [])
+    assert module.failed is None
+    inputs.refuse(module, ["a is 0", "c is x"])
+    assert module.failed == {"msg": "a is 0; c is x", "problems": ["a is 0", "c is x"]}

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs, role_inputs
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import role_inputs
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke
 
 
@@ -39,10 +39,10 @@ def test_gpu_operator_role_names_its_variables():
 
 
 def test_helm_connection_options():
-    assert role_inputs.inputs.collect(role_inputs.helm_connection({"kubeconfig": "/k", "context": "c"})) == []
-    found = role_inputs.inputs.collect(role_inputs.helm_connection({"client_cert": "/c", "client_key": "/k"}))
+    assert role_inputs.helm_connection({"kubeconfig": "/k", "context": "c"}) == []
+    found = role_inputs.helm_connection({"client_cert": "/c", "client_key": "/k"})
     assert "client_cert, client_key" in found[0] and "cannot reach Helm" in found[0]
-    found = role_inputs.inputs.collect(role_inputs.helm_connection({"context": "c", "validate_certs": False}))
+    found = role_inputs.helm_connection({"context": "c", "validate_certs": False})
     assert "context and validate_certs" in found[0]
 
 
@@ -57,8 +57,8 @@ def test_smoke_test_role_and_module_checks():
                   "smoke_test_first_available[0].count is 0", "smoke_test_first_available names a more than once",
                   "smoke_test_expect.min_memory is 'lots'"):
         assert words in text
-    module = inputs.collect(smoke.input_checks({"count": 1, "pods": 1, "timeout": 0, "namespace": "ns",
-                                                "device_class": "gpu.nvidia.com"}))
+    module = smoke.input_problems({"count": 1, "pods": 1, "timeout": 0, "namespace": "ns",
+                                   "device_class": "gpu.nvidia.com"})
     assert module == ["timeout is 0; it must be at least 1 (seconds to wait)"]
 
 
@@ -290,19 +290,19 @@ def test_good_workload_entries():
 # ----- connection options Helm cannot take ----------------------------------------------------
 
 def test_one_option_helm_cannot_take_is_named_in_the_singular():
-    found = inputs.collect(role_inputs.helm_connection({"proxy": "http://p:3128", "username": "", "password": None}))
+    found = role_inputs.helm_connection({"proxy": "http://p:3128", "username": "", "password": None})
     assert len(found) == 1
     assert found[0].startswith("the connection option proxy (a task option")
     assert "put it into a kubeconfig" in found[0]
 
 
 def test_context_and_ca_cert_are_refused_together_but_not_alone():
-    found = inputs.collect(role_inputs.helm_connection({"context": "c", "ca_cert": "/ca.pem"}))
+    found = role_inputs.helm_connection({"context": "c", "ca_cert": "/ca.pem"})
     assert found == ["the connection options context and ca_cert are set together, which kubernetes.core.helm refuses; "
                      "drop ca_cert and keep it in the kubeconfig of that context (certificate-authority, "
                      "insecure-skip-tls-verify)"]
-    assert inputs.collect(role_inputs.helm_connection({"ca_cert": "/ca.pem", "validate_certs": True})) == []
-    assert inputs.collect(role_inputs.helm_connection({"context": None, "validate_certs": False})) == []
+    assert role_inputs.helm_connection({"ca_cert": "/ca.pem", "validate_certs": True}) == []
+    assert role_inputs.helm_connection({"context": None, "validate_certs": False}) == []
 
 
 def test_a_null_api_host_is_named_not_a_traceback():
@@ -312,10 +312,10 @@ def test_a_null_api_host_is_named_not_a_traceback():
 
 def test_a_password_in_a_proxy_or_host_option_is_refused_naming_the_way_out():
     options = {"proxy": "http://bob:pr0xy-pw@p:3128", "host": "https://h:6443"}
-    found = inputs.collect(role_inputs.credentials_in_urls(options))
+    found = role_inputs.credentials_in_urls(options)
     assert len(found) == 1 and "proxy" in found[0] and "http://bob:***@p:3128" in found[0]
     assert "proxy_basic_auth" in found[0] and "K8S_AUTH_PROXY" in found[0] and "pr0xy-pw" not in found[0]
-    found = inputs.collect(role_inputs.credentials_in_urls({"host": "https://admin:adm1n@h:6443"}))
+    found = role_inputs.credentials_in_urls({"host": "https://admin:adm1n@h:6443"})
     assert "https://admin:***@h:6443" in found[0] and "api_key" in found[0]
-    assert inputs.collect(role_inputs.credentials_in_urls({"proxy": "http://p:3128", "host": None})) == []
-    assert inputs.collect(role_inputs.credentials_in_urls({"proxy": "http://b:pw@p:1"}, skip=("proxy",))) == []
+    assert role_inputs.credentials_in_urls({"proxy": "http://p:3128", "host": None}) == []
+    assert role_inputs.credentials_in_urls({"proxy": "http://b:pw@p:1"}, skip=("proxy",)) == []

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from ansible_collections.dra.gpu.plugins.module_utils.k8s import connection, redaction
+from ansible_collections.dra.gpu.plugins.module_utils.k8s import connection_settings, redaction
 
 
 def params(**values):
-    base = dict((name, None) for name in connection.ENVIRONMENT)
+    base = dict((name, None) for name in connection_settings.ENVIRONMENT)
     base.update(values)
     return base
 
@@ -43,13 +43,13 @@ def test_every_credential_of_a_kubeconfig_file_is_listed(tmp_path):
          "auth-provider": {"config": {"access-token": "acc-tok", "refresh-token": "ref-tok"}},
          "exec": {"env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "aws-secret"}, {"name": "REGION", "value": "eu"}]}},
         server="https://root:srv-pw@10.0.0.1:6443")))
-    values = redaction.secret_values(connection.settings(params(kubeconfig=str(path)), {}))
+    values = redaction.secret_values(connection_settings.settings(params(kubeconfig=str(path)), {}))
     assert set(values) == {"tok-123", "basic-pw", "S0VZREFUQQ==", "acc-tok", "ref-tok", "aws-secret", "srv-pw"}
 
 
 def test_credentials_from_options_variables_and_headers():
-    found = connection.settings(params(host="https://h", password="opt-pw", username="u"),
-                                {"K8S_AUTH_API_KEY": "env-token", "K8S_AUTH_PROXY": "http://p:px%21pw@proxy:1"})
+    found = connection_settings.settings(params(host="https://h", password="opt-pw", username="u"),
+                                         {"K8S_AUTH_API_KEY": "env-token", "K8S_AUTH_PROXY": "http://p:px%21pw@proxy:1"})
     values = redaction.secret_values(found, {"proxy_basic_auth": "pu:hdr-pw"})
     assert {"opt-pw", "env-token", "px%21pw", "px!pw", "pu:hdr-pw", "hdr-pw"} <= set(values)
 
@@ -58,13 +58,13 @@ def test_the_default_kubeconfig_and_an_inline_one(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".kube").mkdir()
     (tmp_path / ".kube" / "config").write_text(json.dumps(kubeconfig({"token": "home-token"})))
-    assert redaction.secret_values(connection.settings(params(), {})) == ["home-token"]
-    inline = connection.settings(params(kubeconfig=kubeconfig({"password": "inline-pw"})), {})
+    assert redaction.secret_values(connection_settings.settings(params(), {})) == ["home-token"]
+    inline = connection_settings.settings(params(kubeconfig=kubeconfig({"password": "inline-pw"})), {})
     assert redaction.secret_values(inline) == ["inline-pw"]
 
 
 def test_unreadable_kubeconfigs_and_short_values_are_skipped(tmp_path):
     broken = tmp_path / "broken"
     broken.write_text("clusters: [")
-    found = connection.settings(params(kubeconfig="%s:%s" % (broken, tmp_path / "missing"), api_key="x"), {})
+    found = connection_settings.settings(params(kubeconfig="%s:%s" % (broken, tmp_path / "missing"), api_key="x"), {})
     assert redaction.secret_values(found) == []  # "x" is too short to mask as a free-standing string

@@ -7,7 +7,7 @@ import pytest
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client
 from ansible_collections.dra.gpu.plugins.module_utils.upgrade import cluster_identity
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_reading as reading
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
 
 PARAMS = {"version": "v26.3.1", "dra_enabled": True, "dra_mode": "auto", "toolkit_enabled": True, "values": {}}
 
@@ -131,5 +131,5 @@ def test_distribution_puts_the_toolkit_on_k3s_containerd_unless_the_user_says_ot
     # A GPUCluster deploys no toolkit: the user's values as they are.
     gpucluster = dict(PARAMS, version="v26.7.0", dra_mode="gpucluster")
     assert reading.distribution(FakeKube(), "v1.35.4+k3s1", summaries, gpucluster)[1] == {}
-    with pytest.raises(gov.PlanError):
+    with pytest.raises(catalog.PlanError):
         reading.distribution(FakeKube(), "v1.35.4", summaries, dict(PARAMS, version="v26.3.1", dra_mode="gpucluster"))

@@ -2,6 +2,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils.dra import slice_wait
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import nvidia
@@ -18,7 +19,7 @@ def test_the_plan_and_the_slice_wait_look_for_the_same_kubelet_plugin_pods():
     for chart in (nvidia.DRA_CHART, nvidia.OLD_DRA_CHART):
         releases = [{}, {"namespace": "dra", "chart": chart, "values": {}}]
         assert gov.plugin_location(releases, "standalone")["pod_selector"] in slice_wait.DEFAULT_PLUGIN_POD_SELECTORS
-    assert set(gov.DRA_DRIVER_MINORS.values()) == {nvidia.DRA_CHART, nvidia.OLD_DRA_CHART}
+    assert set(catalog.DRA_DRIVER_MINORS.values()) == {nvidia.DRA_CHART, nvidia.OLD_DRA_CHART}
 
 
 def test_gpu_node_selector_is_gpu_feature_discoverys_label():

@@ -1,5 +1,5 @@
-"""The usage report as a person sees it: cluster text escaped, idle rows marked (by colour and
-by word), one chart bar per node and model, Markdown tables with the right rows, a short console."""
+"""The usage report's HTML page as a person sees it: cluster text escaped, idle rows marked (by
+colour and by word), one chart bar per node and model, every section there even when empty."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,72 +12,8 @@ from html.parser import HTMLParser
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.report import usage_chart, usage_report
-
-
-def pod(namespace, name, phase="Running", owner=("Deployment", "train"), terminating=False):
-    return {"namespace": namespace, "name": name, "phase": phase, "terminating": terminating,
-            "owner": {"kind": owner[0], "name": owner[1]} if owner else None}
-
-
-def device(name, state="free", claim=None, pods=(), since=None, age=None, reason=None, model="NVIDIA A10",
-           memory="22.5 GiB", kind="gpu"):
-    return {"name": name, "driver": "gpu.nvidia.com", "pool": "p", "type": kind, "model": model, "memory": memory,
-            "memory_bytes": None, "state": state, "claim": claim, "pods": list(pods), "since": since,
-            "age_seconds": age, "idle_reason": reason}
-
-
-EVIL_POD = pod("team-b", "x<script>alert(1)</script>", phase="Pending", owner=None)
-IDLE_REASON = "its only pod team-b/x is Pending (ImagePullBackOff)"
-IDLE_CLAIM = {"namespace": "team-b", "name": "job-x-claim", "shared": False, "state": "idle",
-              "devices": ["gpu-node-2/gpu-1"], "pods": [dict(EVIL_POD, node="gpu-node-2")],
-              "since": "2026-12-05T13:33:00Z", "age_seconds": 7620, "since_source": "pod scheduled",
-              "idle_reason": IDLE_REASON}
-BUSY_CLAIM = {"namespace": "team-a", "name": "train-abc12", "shared": True, "state": "in_use",
-              "devices": ["gpu-node-1/gpu-0"], "pods": [dict(pod("team-a", "train-0"), node="gpu-node-1"),
-                                                        dict(pod("team-a", "train-1"), node="gpu-node-1")],
-              "since": "2026-12-05T12:28:00Z", "age_seconds": 11520, "since_source": "pod scheduled",
-              "idle_reason": None}
-
-USAGE = {
-    "generated_at": "2026-12-05T15:40:00Z",
-    "summary": {"devices": 5, "allocated": 2, "in_use": 1, "idle": 1, "free": 3, "claims": 2, "idle_claims": 1,
-                "pods": 3, "line": "5 devices on 2 nodes: 1 in use, 1 idle (allocated, no running pod), 3 free"},
-    "nodes": [
-        {"name": "gpu-node-1", "ready": True, "totals": {"devices": 3, "in_use": 1, "idle": 0, "free": 2},
-         "devices": [device("gpu-0", "in_use", {"namespace": "team-a", "name": "train-abc12", "shared": True},
-                            BUSY_CLAIM["pods"], "2026-12-05T12:28:00Z", 11520),
-                     device("gpu-1"), device("gpu-2", model=None, memory=None, kind="other")]},
-        {"name": "gpu-node-2", "ready": False, "totals": {"devices": 2, "in_use": 0, "idle": 1, "free": 1},
-         "devices": [device("gpu-0", model="NVIDIA L4"),
-                     device("gpu-1", "idle", {"namespace": "team-b", "name": "job-x-claim", "shared": False},
-                            [EVIL_POD], "2026-12-05T13:33:00Z", 7620, IDLE_REASON, model="NVIDIA L4")]},
-        {"name": "gpu-node-3", "ready": True, "totals": {"devices": 0, "in_use": 0, "idle": 0, "free": 0},
-         "devices": []},
-    ],
-    "claims": [BUSY_CLAIM, IDLE_CLAIM],
-    "idle": [IDLE_CLAIM],
-    "by_namespace": [
-        {"namespace": "team-a", "claims": 1, "devices": 1, "pods": 2, "idle_claims": 0, "idle_devices": 0},
-        {"namespace": "team-b", "claims": 1, "devices": 1, "pods": 1, "idle_claims": 1, "idle_devices": 1}],
-    "by_node_model": [
-        {"node": "gpu-node-1", "model": "NVIDIA A10", "devices": 2, "allocated": 1, "free": 1},
-        {"node": "gpu-node-1", "model": "other", "devices": 1, "allocated": 0, "free": 1},
-        {"node": "gpu-node-2", "model": "NVIDIA L4", "devices": 2, "allocated": 1, "free": 1}],
-    "free_by_class": [
-        {"class": "gpu.nvidia.com", "previewable": True, "reason": None, "total": 4, "free": 3,
-         "by_node": {"gpu-node-2": 1, "gpu-node-1": 2}, "memory_free_bytes": (4596 + 2 * 23028) * 2 ** 20,
-         "largest_claim_bytes": 23028 * 2 ** 20},
-        {"class": "mig.nvidia.com", "previewable": True, "reason": None, "total": 0, "free": 0, "by_node": {}},
-        {"class": "odd|class", "previewable": False, "reason": "cannot evaluate device.foo locally: unknown",
-         "total": None, "free": None, "by_node": None}],
-    "notes": ["node gpu-node-3 is labelled nvidia.com/gpu.present=true but publishes no gpu.nvidia.com devices"],
-}
-
-EMPTY = {"generated_at": "2026-12-05T15:40:00Z",
-         "summary": {"devices": 0, "allocated": 0, "in_use": 0, "idle": 0, "free": 0, "claims": 0,
-                     "idle_claims": 0, "pods": 0, "line": "0 devices on 0 nodes: 0 in use, 0 idle, 0 free"},
-         "nodes": [], "claims": [], "idle": [], "by_namespace": [], "by_node_model": [], "free_by_class": [],
-         "notes": []}
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.report.usage_samples import (
+    EMPTY, IDLE_REASON, SHARED, USAGE)
 
 
 class Tables(HTMLParser):
@@ -121,13 +57,6 @@ def table_with_header(page, first_header):
         if table[0][1][0] == first_header:
             return table
     raise AssertionError("no table starting with %r" % first_header)
-
-
-@pytest.mark.parametrize("seconds,text", [
-    (None, "unknown"), (0, "0s"), (45, "45s"), (59.9, "59s"), (60, "1m"), (12 * 60 + 5, "12m"), (3600, "1h"),
-    (3 * 3600 + 12 * 60 + 30, "3h 12m"), (86400, "1d"), (2 * 86400 + 4 * 3600 + 59, "2d 4h"), (-5, "0s")])
-def test_human_age(seconds, text):
-    assert usage_report.human_age(seconds) == text
 
 
 def test_page_escapes_everything_from_the_cluster():
@@ -257,74 +186,6 @@ def test_empty_usage_renders_every_section():
                  "No DeviceClass selects these devices.", "No GPU nodes found."):
         assert text in page
     assert "<svg" not in page
-    text = usage_report.markdown(EMPTY)
-    assert "No idle allocations." in text and "| 0 | 0 | 0 | 0 |" in text
-    assert usage_report.console_lines(EMPTY) == [EMPTY["summary"]["line"], "idle: none",
-                                                 "free per class: no DeviceClass", "full nodes: none"]
-
-
-def markdown_table(text, heading):
-    section = text.split(heading + "\n\n", 1)[1].split("\n\n", 1)[0]
-    return [line for line in section.splitlines() if line.startswith("|")]
-
-
-def test_markdown_sections_and_tables():
-    text = usage_report.markdown(USAGE, "lab")
-    assert text.startswith("# GPU usage \u2014 lab \u2014 2026-12-05T15:40:00Z\n")
-    headings = re.findall(r"^(#+ .*)$", text, re.M)
-    assert headings == ["# GPU usage \u2014 lab \u2014 2026-12-05T15:40:00Z", "## Devices per node and model",
-                        "## Idle allocations", "## Per namespace", "## Free devices per DeviceClass", "## Nodes",
-                        "### gpu-node-1", "### gpu-node-2 (NOT READY)", "### gpu-node-3", "## Notes"]
-    assert markdown_table(text, "## Idle allocations")[2:] == [
-        "| **IDLE** | job-x-claim | team-b | gpu-node-2/gpu-1 | %s | 2026-12-05T13:33:00Z (2h 7m) |" % IDLE_REASON]
-    assert markdown_table(text, "## Per namespace")[2:] == ["| team-a | 1 | 1 | 2 | 0 | 0 |",
-                                                            "| team-b | 1 | 1 | 1 | 1 | 1 |"]
-    classes = markdown_table(text, "## Free devices per DeviceClass")[2:]
-    assert classes[0] == "| gpu.nvidia.com | 3 | 4 | 49.46 GiB | 22.48 GiB | gpu-node-1: 2, gpu-node-2: 1 |"
-    assert classes[2] == ("| odd\\|class | not previewable | \u2014 | \u2014 | \u2014 | cannot evaluate device.foo locally: "
-                          "unknown |")
-    node_2 = markdown_table(text, "### gpu-node-2 (NOT READY)\n\n2 devices: 0 in use, 1 idle, 1 free")
-    assert len(node_2) == 4 and "**IDLE**: " + IDLE_REASON in node_2[3]
-    assert "x\\<script>alert(1)\\</script>" in node_2[3]
-    assert "No devices of the driver on this node." in text.split("### gpu-node-3")[1]
-
-
-def test_markdown_text_bars():
-    chart = usage_report.markdown(USAGE).split("```\n")[1].split("\n```")[0].splitlines()
-    assert chart == [
-        "gpu-node-1 \u00b7 NVIDIA A10  " + "\u2588" * 10 + "\u2591" * 10 + "  1/2 allocated",
-        "gpu-node-1 \u00b7 other       " + "\u2591" * 20 + "  0/1 allocated",
-        "gpu-node-2 \u00b7 NVIDIA L4   " + "\u2588" * 10 + "\u2591" * 10 + "  1/2 allocated"]
-
-
-def test_console_lines():
-    assert usage_report.console_lines(USAGE) == [
-        USAGE["summary"]["line"],
-        "idle: 1 claim holding 1 device",
-        "  team-b/job-x-claim: %s (2h 7m)" % IDLE_REASON,
-        "free per class: gpu.nvidia.com 3 (49.46 GiB free, one claim up to 22.48 GiB), mig.nvidia.com 0, "
-        "odd|class not previewable",
-        "full nodes: none"]
-
-
-def test_console_names_three_idle_claims_and_full_nodes():
-    usage = copy.deepcopy(USAGE)
-    usage["idle"] = [dict(IDLE_CLAIM, name="c%d" % i, age_seconds=None) for i in range(5)]
-    usage["nodes"][1]["totals"]["free"] = 0
-    lines = usage_report.console_lines(usage)
-    assert len(lines) <= 8
-    assert lines[1] == "idle: 5 claims holding 5 devices (first 3)"
-    assert lines[2:5] == ["  team-b/c%d: %s (unknown)" % (i, IDLE_REASON) for i in range(3)]
-    assert lines[-1] == "full nodes (no free device): gpu-node-2"
-
-
-SHARED = dict(device("gpu-0", "in_use", {"namespace": "ml", "name": "a-gpu", "shared": False},
-                     [pod("ml", "a"), pod("ml", "b")], "2026-12-05T12:28:00Z", 60, memory="23028Mi"),
-              shareable=True, memory_consumed="18Gi", memory_free="4596Mi",
-              shares=[{"namespace": "ml", "name": "a-gpu", "state": "in_use", "share_id": "1111-aaaa",
-                       "consumed": {"memory": "8Gi"}},
-                      {"namespace": "ml", "name": "b<i>-gpu", "state": "in_use", "share_id": "2222-bbbb",
-                       "consumed": {"memory": "10Gi"}}])
 
 
 def test_a_shared_device_shows_memory_consumed_free_and_each_claim_with_its_share():
@@ -336,9 +197,6 @@ def test_a_shared_device_shows_memory_consumed_free_and_each_claim_with_its_shar
     assert row[5] == ("ml/a-gpu \u00b7 memory 8Gi \u00b7 share 1111-aaaa"
                       "ml/b<i>-gpu \u00b7 memory 10Gi \u00b7 share 2222-bbbb")
     assert "b&lt;i&gt;-gpu" in page
-    text = markdown_table(usage_report.markdown(usage), "### gpu-node-1\n\n3 devices: 1 in use, 0 idle, 2 free")
-    assert ("| gpu-0 | gpu | NVIDIA A10 | 23028Mi (consumed 18Gi, free 4596Mi) | in use | ml/a-gpu \u00b7 memory 8Gi "
-            "\u00b7 share 1111-aaaa; ml/b\\<i>-gpu \u00b7 memory 10Gi \u00b7 share 2222-bbbb |") in text[2]
     # a device no share can hold keeps its one-line memory cell
     assert table_with_header(page, "device")[2][1][3] == "22.5 GiB"
 
@@ -358,9 +216,6 @@ def test_a_tainted_gpu_shows_why_and_since_when_on_the_page_and_in_markdown():
     assert ('<span class="taint">dra.gpu/maintenance:NoExecute (DeviceTaintRule dra-gpu-maintenance-gpu-node-1-gpu-1) '
             'since 2026-12-05T15:10:00Z</span>') in page
     assert "3 devices: 1 in use, 0 idle, 1 free, 1 tainted" in page
-    text = usage_report.markdown(usage)
-    assert "tainted (out of service); **TAINTED**: gpu.nvidia.com/xid=79:NoSchedule since 2026-12-05T15:00:00Z; " \
-           "dra.gpu/maintenance:NoExecute (DeviceTaintRule dra-gpu-maintenance-gpu-node-1-gpu-1)" in text
     assert "tainted" not in usage_report.html_page(USAGE)
     usage["by_node_model"][0].update(tainted=1, free=0)
     chart = usage_chart.bar_chart(usage_chart.chart_rows(usage["by_node_model"])[0])

@@ -2,7 +2,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.sharing import packing
 
 WORKLOAD = {"name": "inference", "replicas": 3, "memory": "8Gi", "device_class": "nvidia-gpu-shared"}
@@ -106,7 +105,7 @@ def test_per_node_is_not_compared_where_the_plan_says_the_node_is_the_schedulers
 def test_bad_names_and_timeouts_are_refused_before_anything_is_read():
     params = {"namespace": "Packing_Check", "strategy": "memory_shares", "timeout": 0,
               "workloads": [{"name": "Inference.v2", "memory": "8Gi"}]}
-    problems = inputs.collect(packing.input_checks(params))
+    problems = packing.input_problems(params)
     assert len(problems) == 3, problems
     assert problems[0].startswith("namespace is 'Packing_Check'")
     assert problems[1].startswith("workloads[0].name is 'Inference.v2'")

@@ -5,7 +5,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
-from ansible_collections.dra.gpu.plugins.module_utils.dra.device_class import DeviceClassError, validate_input
+from ansible_collections.dra.gpu.plugins.module_utils.dra.device_class import validate_input
 
 ISSUE_EXAMPLE = [
     {"name": "nvidia-gpu-timesliced", "strategy": "time_slicing", "interval": "Default"},
@@ -69,41 +69,6 @@ def test_every_problem_is_reported_at_once():
                                        {"name": "a", "strategy": "mps"}, {"name": "a", "strategy": "mps"}])
     text = str(err.value)
     assert "[0]" in text and "[1]" in text and "[3].name a is listed twice" in text
-
-
-# ----- NVIDIA's strict decode ----------------------------------------------------------------
-
-@pytest.mark.parametrize("parameters, words", [
-    (params({"strategy": "MPS", "mpsConfig": {"multiUser": True}}), 'unknown field "sharing.mpsConfig.multiUser"'),
-    (dict(params({"strategy": "MPS"}), metadata={"name": "x"}), 'unknown field "metadata"'),
-    (params({"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Default"}, "mpsConfig": {}}),
-     "mpsConfig is set with strategy TimeSlicing"),
-    (params({"strategy": "MPS", "timeSlicingConfig": {"interval": "Long"}}), "timeSlicingConfig is set with strategy MPS"),
-    (params({"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": "50"}}), "must be a whole number"),
-    (params({"strategy": "Exclusive"}), "the driver knows TimeSlicing and MPS"),
-    (params({"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Default"}}, kind="MigDeviceConfig"),
-     'unknown field "sharing.timeSlicingConfig"'),
-    ({"apiVersion": "resource.nvidia.com/v1", "kind": "GpuConfig"}, "decodes only resource.nvidia.com/v1beta1"),
-    ({"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GPUConfig"}, "kind is 'GPUConfig'"),
-])
-def test_parameters_the_driver_refuses(parameters, words):
-    problems = sharing_config.parameter_problems(parameters)
-    assert problems and words in " ".join(problems)
-
-
-def test_parameters_the_driver_accepts():
-    assert sharing_config.parameter_problems(params({"strategy": "MPS", "mpsConfig": {
-        "defaultActiveThreadPercentage": 0, "defaultPinnedDeviceMemoryLimit": "10Gi",
-        "defaultPerDevicePinnedMemoryLimit": {"0": "5Gi", "GPU-1234": "4Gi"}}})) == []
-    assert sharing_config.parameter_problems({"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}) == []
-
-
-def test_device_class_module_refuses_a_bad_nvidia_config_and_ignores_other_drivers():
-    bad = [{"opaque": {"driver": "gpu.nvidia.com", "parameters": params({"strategy": "MPS", "mpsConfig": {"x": 1}})}}]
-    with pytest.raises(DeviceClassError) as err:
-        validate_input([], bad)
-    assert 'config[0].opaque.parameters: unknown field "sharing.mpsConfig.x"' in str(err.value)
-    validate_input([], [{"opaque": {"driver": "gpu.example.com", "parameters": {"anything": True}}}])
 
 
 def test_mps_limit_above_every_gpu_is_refused():
@@ -194,45 +159,6 @@ def test_mig_profile_names_nvidia_uses_are_accepted(profile):
     assert sharing_config.entry_problems({"name": "m", "strategy": "mig", "profile": profile}, "c") == []
 
 
-# ----- the driver's checks of one config ---------------------------------------------------------
-
-def test_required_gates_follow_the_strategy():
-    assert sharing_config.required_gates(params({"strategy": "TimeSlicing"})) == ["TimeSlicingSettings"]
-    assert sharing_config.required_gates(params({"strategy": "MPS"})) == ["MPSSupport"]
-    assert sharing_config.required_gates({"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}) == []
-    assert sharing_config.required_gates(None) == []
-
-
-def test_config_problems_are_prefixed_with_where_and_skip_other_drivers():
-    bad = {"opaque": {"driver": "gpu.nvidia.com", "parameters": params({"strategy": "Exclusive"})}}
-    other = {"opaque": {"driver": "gpu.example.com", "parameters": "anything"}}
-    assert sharing_config.config_problems([other, None, bad], "spec.config") == [
-        "spec.config[2].opaque.parameters: sharing.strategy is 'Exclusive'; the driver knows TimeSlicing and MPS"]
-    assert sharing_config.config_problems(None, "config") == []
-
-
-@pytest.mark.parametrize("parameters, words", [
-    ("GpuConfig", "parameters must be an object"),
-    (params({"strategy": "TimeSlicing", "timeSlicingConfig": None}), "sharing.timeSlicingConfig: must be an object"),
-    (params({"strategy": "MPS", "mpsConfig": {"defaultPerDevicePinnedMemoryLimit": "4Gi"}}),
-     "must be a map of GPU UUID or index to a quantity"),
-    (params({"strategy": "MPS", "mpsConfig": {"defaultPerDevicePinnedMemoryLimit": {"first": "4Gi"}}}),
-     "key 'first' is neither a device index nor a GPU-/MIG- UUID"),
-    (params({"strategy": "MPS", "mpsConfig": {"defaultPerDevicePinnedMemoryLimit": {"0": "1Ki"}}}),
-     "defaultPerDevicePinnedMemoryLimit.0: '1Ki' is below 1Mi"),
-    (params({"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": -1}}), "is -1; it must be 0 to 100"),
-    (params({"strategy": 5}), "sharing.strategy: must be a string"),
-])
-def test_more_parameters_the_driver_refuses(parameters, words):
-    assert words in " ".join(sharing_config.parameter_problems(parameters))
-
-
-def test_a_config_without_sharing_or_with_mig_mps_is_accepted():
-    assert sharing_config.parameter_problems({"apiVersion": "resource.nvidia.com/v1beta1", "kind": "MigDeviceConfig"}) == []
-    assert sharing_config.parameter_problems(params({"strategy": "MPS", "mpsConfig": {
-        "defaultPerDevicePinnedMemoryLimit": {"MIG-abc": "1Mi"}}}, kind="MigDeviceConfig")) == []
-
-
 def test_a_per_device_pinned_limit_that_is_not_a_map_is_named_not_a_traceback():
     entry = {"name": "mps", "strategy": "mps", "mps": {"per_device_pinned_memory_limit": "8Gi"}}
     with pytest.raises(sharing_config.SharingConfigError, match=r"per_device_pinned_memory_limit is '8Gi'; write a map"):
@@ -248,7 +174,6 @@ def test_entries_without_names_are_not_called_duplicates():
 # ----- memory shares (ConsumableShares, driver 0.5.0) -------------------------------------------
 
 MEMORY = {"name": "nvidia-gpu-memory", "strategy": "memory"}
-MANAGED = {"app.kubernetes.io/managed-by": "dra.gpu.gpu_sharing"}
 
 
 def test_a_memory_class_selects_gpus_shared_by_memory_and_carries_no_config():
@@ -305,75 +230,3 @@ def test_live_classes_with_mps_are_found():
                                          ("4", "at most 4 claims per GPU")])
 def test_each_mode_says_what_a_claim_without_memory_gets(mode, words):
     assert words in sharing_config.shares_mode_words(mode)
-
-
-def test_claim_templates_ask_for_memory_of_a_memory_class():
-    bodies = sharing_config.claim_templates(
-        [{"name": "gpu-8gi", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"}], [MEMORY], MANAGED)
-    assert bodies == [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                       "metadata": {"name": "gpu-8gi", "namespace": "team-a", "labels": MANAGED},
-                       "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                           "deviceClassName": "nvidia-gpu-memory", "capacity": {"requests": {"memory": "8Gi"}}}}]}}}}]
-
-
-def test_every_bad_template_is_named_at_once():
-    with pytest.raises(sharing_config.SharingConfigError) as err:
-        sharing_config.claim_templates([
-            {"name": "Bad_Name", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"},
-            {"name": "t", "namespace": "team-a", "class": "ts", "memory": "8Gi"},
-            {"name": "u", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "lots", "extra": 1},
-            {"name": "v", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "512Ki"},
-            {"name": "v", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "1Gi"},
-            "gpu-8gi"],
-            [MEMORY, {"name": "ts", "strategy": "time_slicing"}])
-    text = str(err.value)
-    assert "gpu_sharing_claim_templates[0].name" in text
-    assert "gpu_sharing_claim_templates[1].class is 'ts'; a claim template asks for memory from a class of " \
-           "strategy memory in gpu_sharing_classes (nvidia-gpu-memory)" in text
-    assert "gpu_sharing_claim_templates[2].extra is not a setting" in text
-    assert "gpu_sharing_claim_templates[2].memory is 'lots'" in text
-    assert "gpu_sharing_claim_templates[3].memory is '512Ki', below 1Mi" in text
-    assert "gpu_sharing_claim_templates[4]: team-a/v is listed twice" in text
-    assert "gpu_sharing_claim_templates[5] must be a map" in text
-
-
-def test_a_template_without_any_memory_class_says_how_to_add_one():
-    with pytest.raises(sharing_config.SharingConfigError, match="there is none: add one"):
-        sharing_config.claim_templates([{"name": "t", "namespace": "a", "class": "x", "memory": "1Gi"}], [])
-
-
-def live_template(name, memory, labels=None, namespace="team-a", device_class="nvidia-gpu-memory"):
-    body = sharing_config.template_body({"name": name, "namespace": namespace, "class": device_class,
-                                         "memory": memory}, MANAGED if labels is None else labels)
-    # As the API server returns it: defaults filled in.
-    body["spec"]["spec"]["devices"]["requests"][0]["exactly"].update(allocationMode="ExactCount", count=1)
-    return body
-
-
-def test_template_changes_replace_what_changed_prune_what_is_gone_and_leave_others_alone():
-    wanted = [sharing_config.template_body({"name": n, "namespace": "team-a", "class": "nvidia-gpu-memory",
-                                            "memory": m}, MANAGED)
-              for n, m in (("same", "8Gi"), ("same-bytes", "8192Mi"), ("changed", "4Gi"), ("new", "8Gi"))]
-    live = [live_template("same", "8Gi"), live_template("same-bytes", "8Gi"), live_template("changed", "8Gi"),
-            live_template("gone", "8Gi"), live_template("theirs", "8Gi", labels={})]
-    changes = sharing_config.template_changes(wanted, live, MANAGED)
-    assert changes == {"delete": [{"namespace": "team-a", "name": "changed", "reason": "changed"},
-                                  {"namespace": "team-a", "name": "gone", "reason": "no longer listed"}],
-                       "problems": []}
-    clash = sharing_config.template_changes([sharing_config.template_body(
-        {"name": "theirs", "namespace": "team-a", "class": "nvidia-gpu-memory", "memory": "8Gi"}, MANAGED)],
-        live, MANAGED)
-    assert clash["problems"] == ["ResourceClaimTemplate team-a/theirs exists and was not made by this role; give "
-                                 "the template another name, or delete that one"]
-
-
-def test_a_template_larger_than_every_gpu_is_refused():
-    devices = [{"attributes": {"type": "gpu"}, "capacity": {"memory": "23034Mi"}},
-               {"attributes": {"type": "mig"}, "capacity": {"memory": "40Gi"}}]
-    small, big = (sharing_config.template_body({"name": n, "namespace": "a", "class": "c", "memory": m})
-                  for n, m in (("small", "23034Mi"), ("big", "24Gi")))
-    assert sharing_config.template_memory_problems([small], devices) == []
-    problems = sharing_config.template_memory_problems([small, big], devices)
-    assert problems == ["gpu_sharing_claim_templates[1] (a/big): memory 24Gi is more than the largest GPU has "
-                        "(23034Mi); no claim of it could ever be allocated"]
-    assert sharing_config.template_memory_problems([big], []) == []

@@ -1,5 +1,6 @@
-"""smoke_run.py: the smoke test's calls to the API (creating, waiting, cleaning up) and the module's
-result, against fakes of the few calls it makes; the verdicts themselves are smoke.py's."""
+"""smoke_run.py: the smoke test's run against the API (creating, waiting, verifying) and the
+module's result, against fakes of the few calls it makes; the verdicts themselves are
+smoke_verdicts.py's and smoke_checks.py's, the cleanup smoke_cleanup.py's."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -8,75 +9,9 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import watch
-from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_run
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_cleanup, smoke_run, smoke_share, smoke_verdicts
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import ApiException
 from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke import SmokeFailure
-
-
-def not_found():
-    return ApiException(status=404)
-
-
-class FakeCore:
-    def __init__(self, namespace_left=False):
-        self.deleted = []
-        self.namespace_left = namespace_left
-
-    def delete_namespaced_pod(self, name, namespace, grace_period_seconds=None):
-        self.deleted.append("Pod/" + name)
-
-    def delete_namespace(self, name):
-        self.deleted.append("Namespace/" + name)
-
-    def read_namespace(self, name):
-        if not self.namespace_left:
-            raise not_found()
-        return {"metadata": {"name": name}}
-
-    def list_namespaced_pod(self, namespace, **kwargs):
-        return {"items": []}
-
-    def list_namespace(self, **kwargs):
-        return {"items": []}
-
-
-class FakeCustom:
-    def __init__(self, deleted):
-        self.deleted = deleted
-
-    def delete_namespaced_custom_object(self, group, version, namespace, plural, name):
-        self.deleted.append("%s/%s" % (plural, name))
-        raise not_found()
-
-
-class FakeKube:
-    def __init__(self, namespace_left=False, pods_left=()):
-        self.core = FakeCore(namespace_left)
-        self.custom = FakeCustom(self.core.deleted)
-        self.pods_left = list(pods_left)
-        self.api = None
-
-    def list_all(self, fn, **kwargs):
-        return [{"metadata": {"name": n}} for n in self.pods_left], "1"
-
-    def list_resource(self, plural, namespace=None, **kwargs):
-        return [], "1"
-
-
-def test_cleanup_deletes_newest_first_and_reports_what_is_left(monkeypatch):
-    def timeout(*args, **kwargs):
-        raise watch.WaitTimeout("timed out", state=[])
-    monkeypatch.setattr(smoke_run, "wait_for", timeout)
-    created = [("ResourceClaimTemplate", "smoke-r1"), ("Pod", "smoke-r1-0")]
-    kube = FakeKube(pods_left=["smoke-r1-0"])
-    left = smoke_run.SmokeCleanup(kube, "ns", "r1").remove(created, False)
-    assert kube.core.deleted == ["Pod/smoke-r1-0", "resourceclaimtemplates/smoke-r1"]
-    assert left == ["Pod/smoke-r1-0"]
-    kube = FakeKube(namespace_left=True)
-    assert smoke_run.SmokeCleanup(kube, "ns", "r1").remove([("Namespace", "ns")], True) == ["Namespace/ns"]
-    assert smoke_run.SmokeCleanup(FakeKube(), "ns", "r1").remove([], False) == []
-    monkeypatch.setattr(smoke_run, "wait_for", lambda *a, **k: True)
-    assert smoke_run.SmokeCleanup(FakeKube(), "ns", "r1").remove([("Namespace", "ns")], True) == []
 
 
 @pytest.mark.parametrize("keep, outcome, left, passed, keys", [
@@ -102,7 +37,7 @@ def test_the_module_result_of_a_run_and_its_cleanup(monkeypatch, keep, outcome, 
         return left
     monkeypatch.setattr(smoke_run.SmokeRun, "run", run)
     monkeypatch.setattr(smoke_run.SmokeRun, "cleanup", cleanup)
-    ok, result = smoke_run.run_and_clean_up(FakeKube(), {"keep": keep})
+    ok, result = smoke_run.run_and_clean_up(RunKube(), {"keep": keep})
     assert ok is passed and set(result) == keys
     assert cleaned == ([] if keep else [True])
     if passed:
@@ -111,72 +46,13 @@ def test_the_module_result_of_a_run_and_its_cleanup(monkeypatch, keep, outcome, 
         assert result["failure"] == "api" and "could not talk to the API server" in result["msg"]
 
 
-def test_cleanup_of_nothing_created_asks_nothing():
-    class Untouchable:
-        def __getattr__(self, name):
-            raise AssertionError("cleanup called %s" % name)
-    assert smoke_run.SmokeCleanup(Untouchable(), "ns", "r1").remove([], True) == []
-
-
-def test_cleanup_stops_on_an_error_other_than_gone():
-    class Refusing(FakeCore):
-        def delete_namespaced_pod(self, name, namespace, grace_period_seconds=None):
-            raise ApiException(status=403)
-    kube = FakeKube()
-    kube.core = Refusing()
-    with pytest.raises(ApiException):
-        smoke_run.SmokeCleanup(kube, "ns", "r1").remove([("Pod", "smoke-r1-0")], False)
-
-
-def test_cleanup_deletes_pods_at_once_and_claim_objects_by_plural(monkeypatch):
-    monkeypatch.setattr(smoke_run, "wait_for", lambda *a, **k: True)
-    kube = FakeKube()
-    created = [("ResourceClaim", "smoke-r1"), ("Pod", "smoke-r1-0"), ("Pod", "smoke-r1-1")]
-    assert smoke_run.SmokeCleanup(kube, "ns", "r1").remove(created, False) == []
-    assert kube.core.deleted == ["Pod/smoke-r1-1", "Pod/smoke-r1-0", "resourceclaims/smoke-r1"]
-
-
-class LeftKube:
-    """What leftovers lists: the run's pods, the namespace's claims, the run's claim templates."""
-
-    def __init__(self):
-        self.core = FakeCore()
-        self.asked = []
-
-    def list_all(self, fn, **kwargs):
-        self.asked.append(("pods", kwargs))
-        return [{"metadata": {"name": "smoke-r1-0"}}], "1"
-
-    def list_resource(self, plural, namespace=None, **kwargs):
-        self.asked.append((plural, kwargs))
-        if plural == "resourceclaims":
-            return [{"metadata": {"name": "smoke-r1", "labels": {smoke.RUN_LABEL: "r1"}}},
-                    {"metadata": {"name": "smoke-r1-0-gpu-x", "ownerReferences": [{"name": "smoke-r1-0"}]}},
-                    {"metadata": {"name": "someone-elses"}}], "1"
-        return [{"metadata": {"name": "smoke-r1"}}], "1"
-
-
-def test_leftovers_name_pods_own_claims_and_templates_of_the_run():
-    kube = LeftKube()
-    assert smoke_run.SmokeCleanup(kube, "ns", "r1").leftovers(["smoke-r1-0"], False) == [
-        "Pod/smoke-r1-0", "ResourceClaim/smoke-r1", "ResourceClaim/smoke-r1-0-gpu-x", "ResourceClaimTemplate/smoke-r1"]
-    selector = {"label_selector": "%s=r1" % smoke.RUN_LABEL}
-    assert kube.asked == [("pods", dict(selector, namespace="ns")), ("resourceclaims", {}),
-                          ("resourceclaimtemplates", selector)]
-
-
-def test_leftovers_of_a_run_that_made_its_namespace_are_the_namespace_or_nothing():
-    assert smoke_run.SmokeCleanup(FakeKube(namespace_left=True), "ns", "r1").leftovers([], True) == ["Namespace/ns"]
-    assert smoke_run.SmokeCleanup(FakeKube(), "ns", "r1").leftovers([], True) == []
-
-
 def test_the_result_of_a_failure_carries_its_details_and_the_timings(monkeypatch):
     def run(self):
         self.timings["allocated_after"] = 1.5
         raise SmokeFailure("unschedulable", "no device fits", scheduler_message="0/2 nodes")
     monkeypatch.setattr(smoke_run.SmokeRun, "run", run)
     monkeypatch.setattr(smoke_run.SmokeRun, "cleanup", lambda self, timeout=60: [])
-    ok, result = smoke_run.run_and_clean_up(FakeKube(), {})
+    ok, result = smoke_run.run_and_clean_up(RunKube(), {})
     assert not ok and result == {"msg": "no device fits", "failure": "unschedulable", "scheduler_message": "0/2 nodes",
                                  "timings": {"allocated_after": 1.5}}
 
@@ -184,33 +60,9 @@ def test_the_result_of_a_failure_carries_its_details_and_the_timings(monkeypatch
 def test_a_pass_with_leftovers_fails_naming_them(monkeypatch):
     monkeypatch.setattr(smoke_run.SmokeRun, "run", lambda self: {"node": "node-a"})
     monkeypatch.setattr(smoke_run.SmokeRun, "cleanup", lambda self, timeout=60: ["Pod/p", "ResourceClaim/c"])
-    ok, result = smoke_run.run_and_clean_up(FakeKube(), {})
+    ok, result = smoke_run.run_and_clean_up(RunKube(), {})
     assert not ok and result["msg"] == "the smoke test passed but could not remove Pod/p, ResourceClaim/c"
 
-
-# ----- wait_for ---------------------------------------------------------------------------------
-
-def test_wait_for_watches_the_list_call_and_returns_only_the_conditions_result(monkeypatch):
-    seen = {}
-
-    def kube_watcher(list_fn, api, **kwargs):
-        seen["watcher"] = (list_fn, api, kwargs)
-        return "watcher"
-
-    def wait_until(lister, watcher, condition, timeout, description, clock=None, recheck_every=None):
-        seen["wait"] = (lister, watcher, condition, timeout, description, clock, recheck_every)
-        return "result", {"relists": 0}
-    monkeypatch.setattr(watch, "kube_watcher", kube_watcher)
-    monkeypatch.setattr(watch, "wait_until", wait_until)
-    kube = FakeKube()
-    kube.api = "api"
-    assert smoke_run.wait_for(kube, "clock", "lister", "list_fn", "condition", "the pods", 30, recheck_every=3,
-                              namespace="ns") == "result"
-    assert seen == {"watcher": ("list_fn", "api", {"namespace": "ns"}),
-                    "wait": ("lister", "watcher", "condition", 30, "the pods", "clock", 3)}
-
-
-# ----- the run's steps --------------------------------------------------------------------------
 
 class RunCore:
     def __init__(self, namespace_status=None):
@@ -307,7 +159,7 @@ def test_a_missing_namespace_is_made_with_its_pod_security_and_waited_for(monkey
         assert list_fn == kube.core.list_namespaced_service_account and kwargs == {"namespace": "smoke"}
         assert condition([{"metadata": {"name": "builder"}}]) is None
         assert condition([{"metadata": {"name": "default"}}]) is True
-    monkeypatch.setattr(smoke_run, "wait_for", wait)
+    monkeypatch.setattr(smoke_cleanup, "wait_for", wait)
     run._ensure_namespace()
     kind, body = run.kube.core.made[0]
     assert kind == "Namespace" and body["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
@@ -382,11 +234,11 @@ def test_a_pod_watch_that_times_out_fails_the_run_naming_the_pods_state(monkeypa
         raise watch.WaitTimeout("timed out waiting for %s" % description, state=[scheduled("h")])
     monkeypatch.setattr(run, "_wait_for", wait)
     with pytest.raises(SmokeFailure) as err:
-        run._watch_pod("h", smoke.holder_scheduled, "pod h to be scheduled")
+        run._watch_pod("h", smoke_verdicts.holder_scheduled, "pod h to be scheduled")
     assert err.value.kind == "timeout" and str(err.value).startswith("timed out waiting for pod h to be scheduled; ")
     assert "h" in str(err.value)[len("timed out waiting for pod h to be scheduled; "):]
     assert seen == {"namespace": "smoke", "field_selector": "metadata.name=h", "description": "pod h to be scheduled",
-                    "condition": smoke.holder_scheduled}
+                    "condition": smoke_verdicts.holder_scheduled}
 
 
 def test_a_shared_claim_is_held_by_a_scheduled_pod_before_any_probe_is_made(monkeypatch):
@@ -399,7 +251,7 @@ def test_a_shared_claim_is_held_by_a_scheduled_pod_before_any_probe_is_made(monk
 
     def wait(lister, list_fn, condition, description, timeout, **kwargs):
         steps.append(("wait", kwargs.get("field_selector") or kwargs.get("label_selector")))
-        if condition is smoke.holder_scheduled:
+        if condition is smoke_verdicts.holder_scheduled:
             assert condition([scheduled("smoke-%s-hold" % run.run_id)]) is None
             return condition([scheduled("smoke-%s-hold" % run.run_id, "node-a")])
         return "done", [scheduled("p", "node-a", "Succeeded")]
@@ -437,6 +289,6 @@ def test_a_shares_device_is_looked_up_in_its_pools_newest_generation():
             "devices": [{"name": "gpu-0", "attributes": {"uuid": {"string": "GPU-%d" % generation}}}]}}
     share = {"driver": "gpu.nvidia.com", "pool": "p", "device": "gpu-0"}
     found = new_run()._published([item(1, "node-a"), item(2, "node-b")], share)
-    assert (found["node"], smoke.published_attribute(found, "uuid")) == ("node-b", "GPU-2")
+    assert (found["node"], smoke_share.published_attribute(found, "uuid")) == ("node-b", "GPU-2")
     with pytest.raises(SmokeFailure, match="allocated device gpu.nvidia.com/p/gpu-1 is in no ResourceSlice"):
         new_run()._published([item(2, "node-b")], dict(share, device="gpu-1"))
