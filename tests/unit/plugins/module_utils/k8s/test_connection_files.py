@@ -9,17 +9,7 @@ import json
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import connection_files, connection_settings
-
-KUBECONFIG = {"apiVersion": "v1", "kind": "Config", "current-context": "lab",
-              "clusters": [{"name": "lab", "cluster": {"server": "https://10.0.0.1:6443"}}],
-              "users": [{"name": "admin", "user": {"token": "t"}}],
-              "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "admin"}}]}
-
-
-def params(**values):
-    base = dict((name, None) for name in connection_settings.ENVIRONMENT)
-    base.update(values)
-    return base
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.k8s.connection_params import KUBECONFIG, params
 
 
 def problem(found):

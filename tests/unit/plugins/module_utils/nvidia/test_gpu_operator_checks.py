@@ -6,20 +6,10 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_checks as checks
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
-
-GPU_NODES = ["node-a", "node-b"]
-UBUNTU_22_04 = {images.OS_ID_LABEL: "ubuntu", images.OS_VERSION_LABEL: "22.04"}
-
-
-def plan(version, mode="auto", **kwargs):
-    kwargs.setdefault("gpu_nodes", GPU_NODES)
-    # GPU nodes as Node Feature Discovery labels them, so the driver image's tag is known.
-    kwargs.setdefault("gpu_node_labels", {name: UBUNTU_22_04 for name in kwargs["gpu_nodes"]})
-    return gov.plan(version, mode, **kwargs)
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.nvidia.operator_plans import plan
 
 
 def test_gpu_operator_plan_module_names_its_options():

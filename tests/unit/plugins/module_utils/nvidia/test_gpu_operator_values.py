@@ -4,23 +4,14 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils.sharing import sharing_config
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.nvidia.operator_plans import GPU_NODES, UBUNTU_22_04, plan
 
-GPU_NODES = ["node-a", "node-b"]
-UBUNTU_22_04 = {images.OS_ID_LABEL: "ubuntu", images.OS_VERSION_LABEL: "22.04"}
 EVICTION = [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}]
 STANDALONE = [("v25.10.0", "auto"), ("v25.10.1", "auto"), ("v26.3.0", "auto"), ("v26.3.1", "auto"),
               ("v26.3.2", "auto"), ("v26.3.3", "auto"), ("v26.3.1", "standalone"), ("v26.7.0", "standalone")]
-
-
-def plan(version, mode="auto", **kwargs):
-    kwargs.setdefault("gpu_nodes", GPU_NODES)
-    # GPU nodes as Node Feature Discovery labels them, so the driver image's tag is known.
-    kwargs.setdefault("gpu_node_labels", {name: UBUNTU_22_04 for name in kwargs["gpu_nodes"]})
-    return gov.plan(version, mode, **kwargs)
 
 
 @pytest.mark.parametrize("version,mode", STANDALONE)

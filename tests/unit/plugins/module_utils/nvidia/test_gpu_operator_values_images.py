@@ -8,18 +8,9 @@ import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_images as images
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.nvidia.operator_plans import UBUNTU_22_04, plan
 
-GPU_NODES = ["node-a", "node-b"]
-UBUNTU_22_04 = {images.OS_ID_LABEL: "ubuntu", images.OS_VERSION_LABEL: "22.04"}
 EVICTION = [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}]
-
-
-def plan(version, mode="auto", **kwargs):
-    kwargs.setdefault("gpu_nodes", GPU_NODES)
-    # GPU nodes as Node Feature Discovery labels them, so the driver image's tag is known.
-    kwargs.setdefault("gpu_node_labels", {name: UBUNTU_22_04 for name in kwargs["gpu_nodes"]})
-    return gov.plan(version, mode, **kwargs)
 
 
 def test_v26_7_standalone_pulls_and_mirrors_the_0_5_0_image():

@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.report import usage_chart, usage_report
 from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.report.usage_samples import (
-    EMPTY, IDLE_REASON, SHARED, USAGE)
+    EMPTY, IDLE_REASON, SHARED, USAGE, tainted_usage)
 
 
 class Tables(HTMLParser):
@@ -202,14 +202,7 @@ def test_a_shared_device_shows_memory_consumed_free_and_each_claim_with_its_shar
 
 
 def test_a_tainted_gpu_shows_why_and_since_when_on_the_page_and_in_markdown():
-    usage = copy.deepcopy(USAGE)
-    usage["summary"].update(tainted=1, free=2)
-    usage["nodes"][0]["totals"].update(tainted=1, free=1)
-    usage["nodes"][0]["devices"][1].update(state="tainted", taints=[
-        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule", "time_added": "2026-12-05T15:00:00Z",
-         "rule": None},
-        {"key": "dra.gpu/maintenance", "value": "", "effect": "NoExecute", "time_added": "2026-12-05T15:10:00Z",
-         "rule": "dra-gpu-maintenance-gpu-node-1-gpu-1"}])
+    usage = tainted_usage()
     page = usage_report.html_page(usage)
     assert "tainted (out of service)" in page
     assert '<span class="taint">gpu.nvidia.com/xid=79:NoSchedule since 2026-12-05T15:00:00Z</span>' in page

@@ -10,7 +10,7 @@ import re
 
 from ansible_collections.dra.gpu.plugins.module_utils.report import usage_text
 from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.report.usage_samples import (
-    EMPTY, IDLE_CLAIM, IDLE_REASON, SHARED, USAGE)
+    EMPTY, IDLE_CLAIM, IDLE_REASON, SHARED, USAGE, tainted_usage)
 
 
 def test_empty_usage_renders_every_section_as_text():
@@ -84,14 +84,7 @@ def test_a_shared_device_in_markdown_shows_memory_consumed_free_and_each_claim_w
 
 
 def test_a_tainted_gpu_in_markdown_shows_why_and_since_when():
-    usage = copy.deepcopy(USAGE)
-    usage["summary"].update(tainted=1, free=2)
-    usage["nodes"][0]["totals"].update(tainted=1, free=1)
-    usage["nodes"][0]["devices"][1].update(state="tainted", taints=[
-        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule", "time_added": "2026-12-05T15:00:00Z",
-         "rule": None},
-        {"key": "dra.gpu/maintenance", "value": "", "effect": "NoExecute", "time_added": "2026-12-05T15:10:00Z",
-         "rule": "dra-gpu-maintenance-gpu-node-1-gpu-1"}])
+    usage = tainted_usage()
     text = usage_text.markdown(usage)
     assert "tainted (out of service); **TAINTED**: gpu.nvidia.com/xid=79:NoSchedule since 2026-12-05T15:00:00Z; " \
            "dra.gpu/maintenance:NoExecute (DeviceTaintRule dra-gpu-maintenance-gpu-node-1-gpu-1)" in text

@@ -5,6 +5,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
+
 
 def pod(namespace, name, phase="Running", owner=("Deployment", "train"), terminating=False):
     return {"namespace": namespace, "name": name, "phase": phase, "terminating": terminating,
@@ -79,3 +81,16 @@ SHARED = dict(device("gpu-0", "in_use", {"namespace": "ml", "name": "a-gpu", "sh
                        "consumed": {"memory": "8Gi"}},
                       {"namespace": "ml", "name": "b<i>-gpu", "state": "in_use", "share_id": "2222-bbbb",
                        "consumed": {"memory": "10Gi"}}])
+
+
+def tainted_usage():
+    """USAGE with node 1's second GPU tainted by NVIDIA's health check and by a maintenance rule."""
+    usage = copy.deepcopy(USAGE)
+    usage["summary"].update(tainted=1, free=2)
+    usage["nodes"][0]["totals"].update(tainted=1, free=1)
+    usage["nodes"][0]["devices"][1].update(state="tainted", taints=[
+        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule", "time_added": "2026-12-05T15:00:00Z",
+         "rule": None},
+        {"key": "dra.gpu/maintenance", "value": "", "effect": "NoExecute", "time_added": "2026-12-05T15:10:00Z",
+         "rule": "dra-gpu-maintenance-gpu-node-1-gpu-1"}])
+    return usage

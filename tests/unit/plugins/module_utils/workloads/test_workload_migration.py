@@ -8,22 +8,7 @@ import json
 import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration as wm
-
-
-def container(name="main", gpus=None, **extra):
-    resources = {"limits": {"nvidia.com/gpu": gpus, "memory": "1Gi"}} if gpus is not None else {}
-    return dict({"name": name, "image": "vllm", "resources": resources}, **extra)
-
-
-def deployment(containers, init=None, claims=None, name="llm"):
-    spec = {"containers": containers, "nodeSelector": {"nvidia.com/gpu.present": "true"}}
-    if init:
-        spec["initContainers"] = init
-    if claims:
-        spec["resourceClaims"] = claims
-    return {"metadata": {"name": name, "namespace": "ml", "generation": 3, "labels": {"team": "a"}},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.workloads.workload_specs import container, deployment
 
 
 def test_each_gpu_container_becomes_a_request_of_its_own_count_and_nothing_else_changes():

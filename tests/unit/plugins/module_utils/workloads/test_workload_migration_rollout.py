@@ -8,22 +8,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.dra.gpu.plugins.module_utils.workloads import workload_migration_rollout as rollouts
-
-
-def container(name="main", gpus=None, **extra):
-    resources = {"limits": {"nvidia.com/gpu": gpus, "memory": "1Gi"}} if gpus is not None else {}
-    return dict({"name": name, "image": "vllm", "resources": resources}, **extra)
-
-
-def deployment(containers, init=None, claims=None, name="llm"):
-    spec = {"containers": containers, "nodeSelector": {"nvidia.com/gpu.present": "true"}}
-    if init:
-        spec["initContainers"] = init
-    if claims:
-        spec["resourceClaims"] = claims
-    return {"metadata": {"name": name, "namespace": "ml", "generation": 3, "labels": {"team": "a"}},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.workloads.workload_specs import container, deployment
 
 
 def status(obj, **fields):
