@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))  # noqa: E402
 
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog  # noqa: E402
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import driver_gates  # noqa: E402
 
 HELM = shutil.which("helm")
 pytestmark = pytest.mark.skipif(HELM is None, reason="helm is not on PATH (eval \"$(make -s lab-env)\")")
@@ -115,8 +116,6 @@ def test_stand_ins_refuse_like_the_real_charts(repo, chart, version, values, mes
 def test_sharing_gates_reach_the_kubelet_plugin(repo, version, mode):
     """gpu_operator_dra_sharing -> chart values -> FEATURE_GATES on the plugin's gpus container,
     read back by the reader dra.gpu.gpu_sharing uses to refuse classes whose gate is off."""
-    from plugins.module_utils import driver_gates  # noqa: E402
-
     for sharing, expected in ((True, {"MPSSupport": True, "TimeSlicingSettings": True}), (False, {})):
         plan = gov.plan(version, mode, gpu_nodes=["node-a"], sharing=sharing)
         daemonsets = []
@@ -135,8 +134,6 @@ def test_consumable_shares_settings_reach_the_plugins_gpus_container(repo, versi
     """gpu_operator_dra_consumable_shares -> plan -> chart values -> CONSUMABLE_SHARES and the gate on the
     gpus container, in the DRA chart 0.5.0 that v26.7 pairs and in v26.7's GPUCluster alike, read
     back by the reader dra.gpu.gpu_sharing uses to refuse memory classes the driver cannot serve."""
-    from plugins.module_utils import driver_gates  # noqa: E402
-
     plan = gov.plan(version, mode, gpu_nodes=["node-a"], consumable_shares=shares,
                     dra_driver_version="0.5.0" if mode == "auto" else None)
     proc, docs = render(repo, plan["releases"][-1])
