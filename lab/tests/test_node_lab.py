@@ -9,7 +9,7 @@ import tarfile
 import pytest
 import yaml
 
-from labctl.nodes import files as node_files, images, lab as node_lab
+from labctl.nodes import files as node_files, images, lab as node_lab, machine
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "integration", "labs"))
 import node_lab_leftovers  # noqa: E402
@@ -147,3 +147,10 @@ def test_control_planes_and_workers_fit_the_pod_ranges(monkeypatch):
     monkeypatch.setenv("NODE_LAB_WORKERS", "0")
     with pytest.raises(node_lab.NodeLabError, match="NODE_LAB_CONTROL_PLANES must be 1 to 3"):
         node_lab.load_config()
+
+
+def test_stopping_a_machine_whose_nspawn_has_ended_is_not_an_error():
+    # node-down after a run was killed: the recorded nspawn pid is gone, /proc has no entry.
+    gone = 2 ** 22 + 12345  # above pid_max's default: no such process
+    assert not machine.alive(gone)
+    machine.stop(gone, timeout=1)

@@ -189,8 +189,8 @@ def stop(nspawn_pid, timeout=20):
     try:
         init = init_pid(nspawn_pid, timeout=1)
         os.kill(init, signal.SIGKILL)
-    except (NodeError, ProcessLookupError):
-        pass
+    except (NodeError, ProcessLookupError, FileNotFoundError):
+        pass  # FileNotFoundError: nspawn itself has ended (its /proc entry is gone)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not alive(nspawn_pid):
