@@ -16,11 +16,10 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHARTS = os.path.join(HERE, "..", "fixtures", "charts")
-sys.path.insert(0, os.path.join(HERE, "..", ".."))  # noqa: E402
 
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog  # noqa: E402
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov  # noqa: E402
-from ansible_collections.dra.gpu.plugins.module_utils.nvidia import driver_gates  # noqa: E402
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_catalog as catalog
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
+from ansible_collections.dra.gpu.plugins.module_utils.nvidia import driver_gates
 
 HELM = shutil.which("helm")
 pytestmark = pytest.mark.skipif(HELM is None, reason="helm is not on PATH (eval \"$(make -s lab-env)\")")

@@ -136,7 +136,10 @@ def init_pid(nspawn_pid, timeout=60):
     nspawn's first child is a helper that forks the machine's init and exits; the init is
     the child in a PID namespace of its own.
     """
-    own_pidns = os.readlink("/proc/%d/ns/pid" % nspawn_pid)
+    try:
+        own_pidns = os.readlink("/proc/%d/ns/pid" % nspawn_pid)
+    except FileNotFoundError as exc:
+        raise NodeError("systemd-nspawn (pid %d) has ended" % nspawn_pid) from exc
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -189,8 +192,8 @@ def stop(nspawn_pid, timeout=20):
     try:
         init = init_pid(nspawn_pid, timeout=1)
         os.kill(init, signal.SIGKILL)
-    except (NodeError, ProcessLookupError, FileNotFoundError):
-        pass  # FileNotFoundError: nspawn itself has ended (its /proc entry is gone)
+    except (NodeError, ProcessLookupError):
+        pass
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not alive(nspawn_pid):
