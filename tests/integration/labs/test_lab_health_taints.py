@@ -84,8 +84,8 @@ def lab():
     old_lab.stop(old_lab.NEW_VERSION, **settings())
 
 
-def _workload(lab, names):
-    """A namespace with one pod per name on node-b, each with a claim for one GPU."""
+def _workload(lab):
+    """A namespace with a template for claims of one GPU each."""
     ns = "it-health-" + uuid.uuid4().hex[:6]
     lab.core.create_namespace({"metadata": {"name": ns}})
     wait_for_object(lab.core.list_namespaced_service_account, lambda sa: sa["metadata"]["name"] == "default",
@@ -93,12 +93,15 @@ def _workload(lab, names):
     lab.custom.create_namespaced_custom_object("resource.k8s.io", "v1", ns, "resourceclaimtemplates", {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one"},
         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": CLASS}}]}}}})
-    for name in names:
-        lab.core.create_namespaced_pod(ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": NODE},
-            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
-            "containers": [{"name": "main", "image": PAUSE, "resources": {"claims": [{"name": "gpu"}]}}]}})
     return ns
+
+
+def _pod(lab, ns, name):
+    """A pod on node-b with a claim for one GPU."""
+    lab.core.create_namespaced_pod(ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+        "nodeSelector": {"kubernetes.io/hostname": NODE},
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
+        "containers": [{"name": "main", "image": PAUSE, "resources": {"claims": [{"name": "gpu"}]}}]}})
 
 
 def _phase(lab, ns, name, check, what):
@@ -138,10 +141,15 @@ def test_a_health_taint_keeps_claims_off_its_gpu_only_until_the_plugin_restarts(
     assert xid13 == {"key": "gpu.nvidia.com/xid", "value": "13", "effect": "None"}
     assert not devices["gpu-2"].get("taints") and not devices["gpu-3"].get("taints")
 
-    ns = _workload(lab, ["p1", "p2", "p3", "p4"])
+    ns = _workload(lab)
     try:
+        # One pod at a time: created together, the scheduler may take them in any order (a pod
+        # retried while its claim is being made goes behind the others), so which one is left
+        # without a GPU would be chance.
         for name in ("p1", "p2", "p3"):
+            _pod(lab, ns, name)
             _phase(lab, ns, name, lambda p: (p.get("status") or {}).get("phase") == "Running", "running")
+        _pod(lab, ns, "p4")
         _phase(lab, ns, "p4", _unschedulable, "unschedulable")
         assert _allocated(lab, ns) == ["gpu-0", "gpu-2", "gpu-3"]
 
