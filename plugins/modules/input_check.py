@@ -99,7 +99,7 @@ problems:
 
 import os
 
-from ansible_collections.dra.gpu.plugins.module_utils.inputs import helm_reach, role_inputs, role_reads
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import connection_options, helm_reach, role_inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s import client, connection_settings
 
 
@@ -113,10 +113,10 @@ def main():
     role, values = params["role"], params["inputs"]
     problems = role_inputs.problems(role, values, params["inventory_hosts"])
     if role == "gpu_operator" and params["connect"]:
-        problems += role_inputs.helm_connection(params)
-    if role in role_inputs.WITH_KUBERNETES_CORE_STEPS and params["connect"]:
-        problems += role_inputs.credentials_in_urls(
-            params, skip=role_inputs.NOT_FOR_HELM if role == "gpu_operator" else ())
+        problems += connection_options.helm_connection(params)
+    if role in connection_options.WITH_KUBERNETES_CORE_STEPS and params["connect"]:
+        problems += connection_options.credentials_in_urls(
+            params, skip=connection_options.NOT_FOR_HELM if role == "gpu_operator" else ())
     if problems:
         module.fail_json(msg="%s: %d input problem%s, nothing was changed: %s" % (
             role, len(problems), "" if len(problems) == 1 else "s", "; ".join(problems)), problems=problems)
@@ -127,7 +127,7 @@ def main():
         client.check_libraries(module)
         kube = client.Kube(client.api_client(module))
         result["connection"] = connection_settings.describe(found)
-        refused = role_reads.problem(role, kube, values)
+        refused = role_inputs.cluster_problem(role, kube, values)
         if role == "gpu_operator" and not refused and values.get("gpu_operator_state", "present") == "present":
             refused = _helm_refusal(module, values, result["helm_environment"])
         if refused:

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Checks of what a person types, each failing with a message that names the input and the fix.
 
-Pure functions; modules call them on their options and the role_inputs module on role
+Pure functions; modules call them on their options and the role files (inputs/roles/) on role
 variables, so ``count: 0``, ``target: 1.3x`` or a namespace Helm would refuse are refused
 before anything is read or changed. ``name`` is the input's name as the user wrote it
 (``smoke_test_count``, ``first_available[1].count``).
@@ -229,6 +229,23 @@ class Problems:
 
     def extend(self, messages):
         self.found.extend(messages)
+
+
+def stripped(values, prefix):
+    """The entries of ``values`` whose names start with ``prefix``, by the rest of their names:
+    a role's variables (``smoke_test_count``) as its module's options (``count``)."""
+    return dict((k[len(prefix):], v) for k, v in (values or {}).items() if k.startswith(prefix))
+
+
+def mappings(listed, root, shape, report):
+    """(label, entry) for each mapping in ``listed``; any other entry is a problem in ``report``
+    naming it and ``shape`` (what each entry must be)."""
+    for index, item in enumerate(listed):
+        label = "%s[%d]" % (root, index)
+        if isinstance(item, dict):
+            yield label, item
+        else:
+            report.add("%s is %r; each %s" % (label, item, shape))
 
 
 def refuse(module, problems):

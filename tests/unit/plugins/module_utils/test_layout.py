@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ast
 import glob
 import os
 
@@ -45,10 +46,33 @@ def test_no_file_is_longer_than_a_read():
     assert long_files == {}, "split these files by job (at most %d lines): %s" % (MAX_LINES_PER_FILE, long_files)
 
 
+CLIENT = "ansible_collections.dra.gpu.plugins.module_utils.k8s.client"
+
+
+def imported_modules(source):
+    """Every module ``source`` imports, by its full name (``from a.b import c`` gives a.b and a.b.c:
+    c may be a module or a name in a.b)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update("%s.%s" % (node.module, alias.name) for alias in node.names)
+    return found
+
+
 def _talks_to_the_cluster(path):
     # Files that import the client do the cluster I/O; tests/integration tests them against the lab.
     with open(os.path.join(HERE, path)) as handle:
-        return "module_utils.k8s.client import" in handle.read()
+        return CLIENT in imported_modules(handle.read())
+
+
+def test_an_import_of_the_client_is_seen_however_it_is_written():
+    for source in ("from %s import Kube" % CLIENT, "from %s import client" % CLIENT.rsplit(".", 1)[0],
+                   "import %s as client" % CLIENT):
+        assert CLIENT in imported_modules(source), source
+    assert CLIENT not in imported_modules("from %s import watch  # client" % CLIENT.rsplit(".", 1)[0])
 
 
 def test_every_file_has_its_test_file_at_the_mirrored_path():

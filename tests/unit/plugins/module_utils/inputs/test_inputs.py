@@ -106,3 +106,16 @@ def test_refuse_fails_with_every_problem_and_only_then():
     assert module.failed is None
     inputs.refuse(module, ["a is 0", "c is x"])
     assert module.failed == {"msg": "a is 0; c is x", "problems": ["a is 0", "c is x"]}
+
+
+def test_stripped_keeps_the_prefixed_variables_under_their_short_names():
+    assert inputs.stripped({"smoke_test_count": 1, "smoke_test_slice_timeout": 0, "other": 2}, "smoke_test_") == {
+        "count": 1, "slice_timeout": 0}
+    assert inputs.stripped(None, "smoke_test_") == {}
+
+
+def test_mappings_yields_each_mapping_and_names_each_other_entry():
+    report = inputs.Problems()
+    found = list(inputs.mappings([{"a": 1}, "b", {"c": 2}], "things", "thing is a mapping", report))
+    assert found == [("things[0]", {"a": 1}), ("things[2]", {"c": 2})]
+    assert report.found == ["things[1] is 'b'; each thing is a mapping"]

@@ -1,27 +1,36 @@
 # -*- coding: utf-8 -*-
 # Copyright: dra.gpu contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a role's inputs mean in the cluster, checked before the role's first change.
+"""What dra.gpu.smoke_test's variables must be, on their own and in the cluster, before the role changes anything.
 
-``role_inputs`` checks the variables on their own; these checks need the API server: a node
-selector that matches no node, a class the server or the published devices refuse. Each
-returns the message to fail with, or None. All of a role's classes are checked in one module
-run, so a list of ten costs one start of the Kubernetes client, not ten.
+``problems``: the smoke module's own checks under the role's variable names, a slice wait of at
+least a second and a label selector kubectl takes (pure logic). ``cluster_problem``: a node
+selector that matches no node, said now rather than at the timeout.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dra.gpu.plugins.module_utils.dra import device_class
+from ansible_collections.dra.gpu.plugins.module_utils.inputs import inputs
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import ApiException, api_error_message
+from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke
+
+
+def problems(values, inventory):
+    params = inputs.stripped(values, "smoke_test_")
+    report = inputs.Problems()
+    report.extend(smoke.input_problems(params, "smoke_test_"))
+    report.check(inputs.seconds, "smoke_test_slice_timeout", params.get("slice_timeout"))
+    report.check(inputs.label_selector, "smoke_test_wait_node_selector", params.get("wait_node_selector"))
+    return report.found
 
 
 def _selector_text(selector):
     return ",".join("%s=%s" % (k, str(v).lower() if isinstance(v, bool) else v) for k, v in sorted(selector.items()))
 
 
-def smoke_test(kube, values):
+def cluster_problem(kube, values):
     """A node selector that matches no node could never schedule the probe (smoke_test_node_selector)
     or publish a slice (smoke_test_wait_node_selector): say so now, not at the timeout."""
     wanted = []
@@ -42,29 +51,3 @@ def smoke_test(kube, values):
                     "(`kubectl get nodes -l '%s'`)" % (variable, text, ", ".join(every) or "none", consequence,
                                                        variable, text))
     return None
-
-
-def device_classes(kube, values):
-    """Every listed class through the API server's dry run and the live devices, so the role applies all or none."""
-    if values.get("device_classes_state", "present") != "present":
-        return None
-    entries = values.get("device_classes_list") or []
-    managed = {values.get("device_classes_managed_label_key"): values.get("device_classes_managed_label_value")}
-    try:
-        refused = device_class.list_problems(kube, entries, bool(values.get("device_classes_require_match")),
-                                             managed)
-    except ApiException as exc:
-        return "could not read the ResourceSlices the classes are checked against: %s" % api_error_message(exc)
-    if not refused:
-        return None
-    return ("device_classes: %d of %d class(es) in device_classes_list cannot be applied, so none was applied and "
-            "nothing was changed: %s. Fix those entries of device_classes_list and run again."
-            % (len(refused), len(entries), "; ".join(refused)))
-
-
-CHECKS = {"smoke_test": smoke_test, "device_classes": device_classes}
-
-
-def problem(role, kube, values):
-    check = CHECKS.get(role)
-    return check(kube, values) if check else None
