@@ -34,7 +34,7 @@ TEST_NODE_LAB := NODE_LAB_STATE_DIR=$(CURDIR)/.lab/node-test NODE_LAB_NET=$(TEST
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
-.PHONY: help bootstrap lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts real-plugin \
+.PHONY: help bootstrap role-variables lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts real-plugin \
         sanity lint units integration integration-apiserver integration-nodes benchmarks collection docs ee clean
 
 help: ## List the targets
@@ -99,6 +99,9 @@ sanity: bootstrap ## ansible-test sanity on a copy under build/ansible_collectio
 
 lint: bootstrap ## ansible-lint (production profile)
 	@PATH=$(VENV_BIN):$$PATH ansible-lint
+
+role-variables: bootstrap ## Write each role's defaults/main.yml and README variable table from its meta/argument_specs.yml
+	@$(VENV_BIN)/python tools/role_variables.py
 
 docs: bootstrap ## Docs site of the modules and roles from their own docs (antsibull-docs lint, sphinx -W): build/docs-site/html
 	@docs/site/build.sh

@@ -1,36 +1,22 @@
-"""Each role variable is written the same way wherever it is written: every variable a role's
-defaults/main.yml sets is an option of its meta/argument_specs.yml with the same default, every
-option is named in the role's README, and every name starts with the role's name. A variable
-renamed, added or re-defaulted in one of the three and not the others fails here (issue 32).
+"""A role variable is written in one place, its role's meta/argument_specs.yml: the role's
+defaults/main.yml and its README's variable table are what tools/role_variables.py makes from
+it (`make role-variables`), and every name starts with the role's name. A default or a meaning
+changed in a generated file instead of argument_specs.yml fails here (issue 32), as does a
+generator that would write YAML meaning something else than the spec.
 
 Runs in `make units` (no lab)."""
 
-import glob
 import os
-import re
+import sys
 
 import pytest
 import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-ROLES = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
-               for p in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import role_variables  # noqa: E402  pylint: disable=wrong-import-position
 
-
-def _load(role, *parts):
-    path = os.path.join(ROOT, "roles", role, *parts)
-    if not os.path.exists(path):
-        return None
-    with open(path) as handle:
-        return yaml.safe_load(handle.read())
-
-
-def spec_options(role):
-    """Option name -> its spec, over the role's entry points (main and any tasks_from entry)."""
-    options = {}
-    for entry in (_load(role, "meta", "argument_specs.yml") or {})["argument_specs"].values():
-        options.update(entry.get("options") or {})
-    return options
+ROLES = role_variables.roles()
 
 
 def test_every_role_has_a_spec():
@@ -38,70 +24,73 @@ def test_every_role_has_a_spec():
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_defaults_are_options_with_the_same_default(role):
-    defaults = _load(role, "defaults", "main.yml") or {}
-    options = spec_options(role)
-    unspecified = sorted(set(defaults) - set(options))
-    assert not unspecified, "roles/%s/defaults/main.yml sets what meta/argument_specs.yml does not name: %s" % (
-        role, unspecified)
-    differ = dict((name, {"defaults/main.yml": value, "argument_specs.yml": options[name].get("default")})
-                  for name, value in defaults.items()
-                  if "default" in options[name] and options[name]["default"] != value)
-    assert not differ, "roles/%s: the default differs between defaults/main.yml and argument_specs.yml: %s" % (
-        role, differ)
+def test_the_committed_files_are_what_argument_specs_gives(role):
+    for path, text in role_variables.generated(role).items():
+        with open(os.path.join(ROOT, path)) as handle:
+            assert handle.read() == text, (
+                "%s differs from what roles/%s/meta/argument_specs.yml gives: change the variable there and run "
+                "`make role-variables`" % (path, role))
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_options_are_prefixed_and_in_the_readme(role):
-    options = spec_options(role)
+def test_defaults_main_sets_each_default_of_the_spec_and_nothing_else(role):
+    # The generator's YAML read back: the values Ansible will load, not only the text, are the spec's.
+    with open(os.path.join(ROOT, "roles", role, "defaults", "main.yml")) as handle:
+        loaded = yaml.safe_load(handle) or {}
+    options = role_variables.options(role)
+    assert loaded == dict((name, spec["default"]) for name, spec in options.items() if "default" in spec)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_options_are_prefixed_with_the_role_name(role):
+    unprefixed = sorted(name for name in role_variables.options(role) if not name.startswith(role + "_"))
+    assert not unprefixed, "roles/%s: options not prefixed with the role's name: %s" % (role, unprefixed)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_readme_table_has_a_row_per_option(role):
     with open(os.path.join(ROOT, "roles", role, "README.md")) as handle:
         readme = handle.read()
-    named = set(re.findall(r"`(%s_\w+)`" % role, readme))
-    # The variable tables' first column; elsewhere the README may name facts the role sets and
-    # host variables it reads, which are not options.
-    tabled = set(name for cell in re.findall(r"^\| *(`[^|]*)\|", readme, re.MULTILINE)
-                 for name in re.findall(r"`(%s_\w+)`" % role, cell))
-    unprefixed = sorted(name for name in options if not name.startswith(role + "_"))
-    assert not unprefixed, "roles/%s: options not prefixed with the role's name: %s" % (role, unprefixed)
-    missing = sorted(set(options) - named)
-    assert not missing, "roles/%s/README.md does not name: %s" % (role, missing)
-    unknown = sorted(tabled - set(options))
-    assert not unknown, "roles/%s/README.md's tables name variables its argument_specs.yml does not have: %s" % (role, unknown)
+    table = readme.split(role_variables.TABLE_START, 1)[1].split(role_variables.TABLE_END, 1)[0]
+    rows = [line.split("`")[1] for line in table.strip().splitlines()[2:]]
+    assert rows == list(role_variables.options(role))
 
 
-def _readme_defaults(readme, role):
-    """{variable: the default its README row shows} for rows whose Default cell is one backticked
-    value per variable (`a` / `b` for a row naming two); rows that say it in words are skipped."""
-    shown = {}
-    for first, second in re.findall(r"^\| *(`[^|]*)\| *([^|]*)\|", readme, re.MULTILINE):
-        names = re.findall(r"`(%s_\w+)`" % role, first)
-        values = [v.strip() for v in second.strip().split(" / ")]
-        if names and len(values) == len(names) and all(re.match(r"^`[^`]*`$", v) for v in values):
-            shown.update(zip(names, (v[1:-1] for v in values)))
-    return shown
+# The generator's own rules, on specs written here.
+
+def test_values_that_yaml_would_read_otherwise_are_quoted():
+    value = {"empty": "", "jinja": "{{ playbook_dir }}/x", "version": "1.35", "yes": "yes", "plain": "gpu.nvidia.com",
+             "colon": "a: b", "nested": [{"a": [1, {"b": None}], "c": {}}, "x", []], "flag": False}
+    text = "v:" + "\n".join([" " + role_variables._block(value, 0)[0]] + role_variables._block(value, 0)[1:])
+    assert yaml.safe_load(text) == {"v": value}
 
 
-def _as_yaml(text):
-    try:
-        return yaml.safe_load(text) if text else ""
-    except yaml.YAMLError:
-        return text  # a Jinja default ({{ playbook_dir }}/...): compared as written
+def test_flow_form_reads_back_as_the_value():
+    value = [{"name": "a", "mps": {"limit": "8Gi", "on": True}}, "1.36", ""]
+    assert yaml.safe_load(role_variables._flow(value)) == value
 
 
-@pytest.mark.parametrize("role", ROLES)
-def test_the_readme_shows_each_default_as_argument_specs_sets_it(role):
-    options = spec_options(role)
-    with open(os.path.join(ROOT, "roles", role, "README.md")) as handle:
-        shown = _readme_defaults(handle.read(), role)
-    differ = {}
-    for name, text in shown.items():
-        if name in options and "default" in options[name]:
-            if text != str(options[name]["default"]) and _as_yaml(text) != options[name]["default"]:
-                differ[name] = {"README.md": text, "argument_specs.yml": options[name]["default"]}
-    assert not differ, "roles/%s: the README's Default column differs from argument_specs.yml: %s" % (role, differ)
+def test_documentation_markup_becomes_markdown():
+    assert role_variables.markdown("O(a_b=x) gives V(1), C(kubectl get) and L(docs,https://x/y) I(now)") == (
+        "`a_b=x` gives `1`, `kubectl get` and [docs](https://x/y) *now*")
 
 
-def test_the_readme_defaults_are_read_at_all():
-    # The check above must compare something: the gpu_operator README shows some thirty defaults.
-    with open(os.path.join(ROOT, "roles", "gpu_operator", "README.md")) as handle:
-        assert len(_readme_defaults(handle.read(), "gpu_operator")) > 20
+def test_a_long_default_is_linked_and_a_required_option_says_so():
+    assert role_variables._default_cell({"default": ["x" * 70]}) == "see [defaults/main.yml](defaults/main.yml)"
+    assert role_variables._default_cell({"required": True}) == "required"
+    assert role_variables._default_cell({"default": "8Gi"}) == "`8Gi`"
+
+
+def test_a_readme_without_the_markers_is_refused_with_the_lines_to_add():
+    with pytest.raises(role_variables.SpecError, match="lacks the lines that mark its variable table"):
+        role_variables.readme_file("host_facts", "# a README\n")
+
+
+def test_an_option_written_differently_in_two_entry_points_is_refused(tmp_path, monkeypatch):
+    spec = {"argument_specs": {"main": {"options": {"r_a": {"type": "int", "default": 1}}},
+                               "other": {"options": {"r_a": {"type": "int", "default": 2}}}}}
+    (tmp_path / "roles" / "r" / "meta").mkdir(parents=True)
+    (tmp_path / "roles" / "r" / "meta" / "argument_specs.yml").write_text(yaml.safe_dump(spec))
+    monkeypatch.setattr(role_variables, "ROOT", str(tmp_path))
+    with pytest.raises(role_variables.SpecError, match="r_a is written differently in the entry point other"):
+        role_variables.options("r")

@@ -41,6 +41,7 @@ FORBIDDEN = {
     "git metadata": r"(^|/)\.git[^/]*(/|$)",  # .git/, .gitignore, .github/
     "a tarball": r"\.tar\.gz$",
     "the lab's builder": r"^lab(/|$)",
+    "the role-variables generator": r"^tools(/|$)",
     "node-lab state": r"(^|/)(node-lab|lab)\.json$|(^|/)rootfs(/|$)|\.deb$|(^|/)pki/",
     "a private key": r"\.(key|pem)$|(^|/)id_(rsa|ecdsa|ed25519)(\.pub)?$",
     "a kubeconfig": r"(^|/)[^/]*kubeconfig[^/]*$",
@@ -63,6 +64,7 @@ PLANTED = [
     ".github/workflows/ci.yml",
     "dra-gpu-0.1.0.tar.gz",
     "lab/labctl/cli.py",
+    "tools/role_variables.py",
     "playbooks/admin.kubeconfig",
     "roles/smoke_test/files/client.key",
     "roles/smoke_test/files/ca.pem",
