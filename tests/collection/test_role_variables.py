@@ -7,6 +7,7 @@ generator that would write YAML meaning something else than the spec.
 Runs in `make units` (no lab)."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -39,6 +40,18 @@ def test_defaults_main_sets_each_default_of_the_spec_and_nothing_else(role):
         loaded = yaml.safe_load(handle) or {}
     options = role_variables.options(role)
     assert loaded == dict((name, spec["default"]) for name, spec in options.items() if "default" in spec)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_an_option_of_several_entry_points_is_written_once_and_aliased(role):
+    with open(os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")) as handle:
+        text = handle.read()
+    written = {}
+    for name in re.findall(r"^ {6}(%s_\w+):(?! \*)" % role, text, re.MULTILINE):
+        written[name] = written.get(name, 0) + 1
+    again = sorted(name for name, count in written.items() if count > 1)
+    assert not again, ("roles/%s/meta/argument_specs.yml writes these in several entry points; write each once under "
+                       "main as `name: &name` and take it elsewhere as `name: *name`: %s" % (role, again))
 
 
 @pytest.mark.parametrize("role", ROLES)
