@@ -5,7 +5,7 @@
 
 The verdicts (what a pod's status means, whether the devices are right) are in smoke_verdicts.py
 and smoke_checks.py; this file only talks to the API. SmokeRun does the run (a share of a card,
-share_memory, with smoke_share_run.py's ShareRun), smoke_cleanup.py's SmokeCleanup removes what it
+share_memory, through smoke_share_run.py's ShareRun, which uses its steps), smoke_cleanup.py's SmokeCleanup removes what it
 made, and run_and_clean_up() is the module's whole work: the run, then its cleanup, whatever the run did.
 """
 
@@ -54,7 +54,7 @@ def run_and_clean_up(kube, params):
     return True, dict(result, changed=run.settings.keep_objects)
 
 
-class SmokeRun(ShareRun):
+class SmokeRun:
     def __init__(self, kube, params, clock=time.monotonic):
         self.kube = kube
         self.settings = smoke.settings(params)
@@ -76,12 +76,12 @@ class SmokeRun(ShareRun):
     def run(self):
         self.check_cluster()
         if self.settings.share_memory:
-            self.check_shares_kept()
+            ShareRun(self).check_kept()
         self._ensure_namespace()
         self._record_claims(self.settings.timeout)
         self._record_prepare_failures(self.settings.timeout)
         if self.settings.share_memory:
-            return self.run_share()
+            return ShareRun(self).run()
         claim_ref = self._claim_ref()
         s = self.settings
         if s.probe_pods > 1:
@@ -90,9 +90,9 @@ class SmokeRun(ShareRun):
             probe = smoke.pod_manifest("smoke-%s-%d" % (self.run_id, index), self.run_id, s.image, s.command,
                                        claim_ref, s.node_selector, s.tolerations, s.probe_security, s.pod_annotations)
             probe["metadata"]["labels"][smoke.ROLE_LABEL] = smoke.PROBE
-            self._create("Pod", probe)
-        pods = self._wait_for_pods("%s,%s=%s" % (self.selector, smoke.ROLE_LABEL, smoke.PROBE))
-        result = self._verify(pods)
+            self.create("Pod", probe)
+        pods = self.wait_for_pods("%s,%s=%s" % (self.selector, smoke.ROLE_LABEL, smoke.PROBE))
+        result = self.verify(pods)
         result["timings"] = dict(self.timings, verified_after=round(self.clock() - self.started, 3))
         result["namespace"] = self.namespace
         return result
@@ -101,9 +101,9 @@ class SmokeRun(ShareRun):
         """The pod that keeps the shared claim reserved (smoke.claim_holder), once it is scheduled."""
         s = self.settings
         holder = "smoke-%s-hold" % self.run_id
-        self._create("Pod", smoke.claim_holder(holder, self.run_id, s, claim_name, int(s.timeout) + 60))
-        verdict, value = self._watch_pod(holder, smoke_verdicts.holder_scheduled,
-                                         "pod %s, holding the shared claim %s, to be scheduled" % (holder, claim_name))
+        self.create("Pod", smoke.claim_holder(holder, self.run_id, s, claim_name, int(s.timeout) + 60))
+        verdict, value = self.watch_pod(holder, smoke_verdicts.holder_scheduled,
+                                        "pod %s, holding the shared claim %s, to be scheduled" % (holder, claim_name))
         if verdict == "failed":
             raise value
 
@@ -133,7 +133,7 @@ class SmokeRun(ShareRun):
 
     # ----- objects -------------------------------------------------------------------
 
-    def _create(self, kind, body):
+    def create(self, kind, body):
         ns = self.namespace
         try:
             if kind == "Namespace":
@@ -156,7 +156,7 @@ class SmokeRun(ShareRun):
         except ApiException as exc:
             if exc.status != 404:
                 raise
-        self._create("Namespace", smoke.namespace_manifest(self.namespace, self.settings.namespace_security))
+        self.create("Namespace", smoke.namespace_manifest(self.namespace, self.settings.namespace_security))
         self.namespace_created = True
         smoke_cleanup.wait_for_default_service_account(self.kube, self.clock, self.namespace)
 
@@ -165,7 +165,7 @@ class SmokeRun(ShareRun):
         spec = smoke.claim_spec(s.device_class, s.devices_per_claim, s.selectors, s.first_available)
         body, claim_ref = smoke.claim_object("smoke-%s" % self.run_id, self.run_id, spec, s.probe_pods > 1,
                                              "%s/%s" % (RESOURCE_GROUP, RESOURCE_VERSION))
-        self._create(body["kind"], body)
+        self.create(body["kind"], body)
         return claim_ref
 
     # ----- waiting ---------------------------------------------------------------------
@@ -174,7 +174,7 @@ class SmokeRun(ShareRun):
         return smoke_cleanup.wait_for(self.kube, self.clock, lister, list_fn, condition, description, timeout,
                                       recheck_every=recheck_every, **kwargs)
 
-    def _watch_pod(self, name, verdict, description):
+    def watch_pod(self, name, verdict, description):
         """Watch the one pod ``name`` until ``verdict`` (smoke_verdicts.holder_scheduled,
         smoke_share.holder_verdict, too_big_verdict) returns something, within what is left of the
         run's timeout; a timeout is the run's SmokeFailure, naming the pod's state."""
@@ -196,7 +196,7 @@ class SmokeRun(ShareRun):
         expected = smoke_share.SHARE_PODS if self.settings.share_memory else self.settings.probe_pods
         return smoke_verdicts.pods_verdict(pods, expected, self.prepare_failures)
 
-    def _wait_for_pods(self, selector=None):
+    def wait_for_pods(self, selector=None):
         remaining = self._remaining()
         selector = selector or self.selector
         list_fn = self.kube.core.list_namespaced_pod
@@ -273,7 +273,7 @@ class SmokeRun(ShareRun):
 
     # ----- verification ---------------------------------------------------------------
 
-    def _claims_of(self, pods):
+    def claims_of(self, pods):
         pairs = []
         for pod in pods:
             for name in smoke_checks.claim_names(pod):
@@ -294,12 +294,12 @@ class SmokeRun(ShareRun):
         reserved = ((self.claims.get(name) or {}).get("status") or {}).get("reservedFor") or []
         return pod["metadata"]["name"] in [r.get("name") for r in reserved]
 
-    def _verify(self, pods):
+    def verify(self, pods):
         s = self.settings
         slices, _version = self.kube.slices(s.driver)
         rules = slice_info.taint_rules(self.kube)
         devices, outputs, chosen, seen_by_pod, sharing = [], [], None, {}, None
-        for pod, claim in self._claims_of(pods):
+        for pod, claim in self.claims_of(pods):
             allocated = smoke_checks.check_allocation(pod, claim, slices, s.driver, rules)
             chosen = chosen or smoke_checks.chosen_alternative(claim["status"]["allocation"]["devices"]["results"])
             sharing = sharing or smoke_checks.effective_sharing(claim, s.driver)

@@ -172,6 +172,6 @@ def test_a_timeout_names_what_the_kubelet_is_retrying(monkeypatch):
     run.prepare_retries["smoke-x-0"] = NOT_REGISTERED
     monkeypatch.setattr(run, "_wait_for", never)
     with pytest.raises(SmokeFailure) as err:
-        run._wait_for_pods()
+        run.wait_for_pods()
     assert err.value.kind == "timeout"
     assert "the kubelet is retrying pod smoke-x-0 after: %s" % NOT_REGISTERED in str(err.value)

@@ -12,6 +12,7 @@ from ansible_collections.dra.gpu.plugins.module_utils.k8s import watch
 from ansible_collections.dra.gpu.plugins.module_utils.smoke import smoke, smoke_cleanup, smoke_run, smoke_share, smoke_verdicts
 from ansible_collections.dra.gpu.plugins.module_utils.k8s.client import ApiException
 from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke import SmokeFailure
+from ansible_collections.dra.gpu.plugins.module_utils.smoke.smoke_share_run import ShareRun
 
 
 @pytest.mark.parametrize("keep, outcome, left, passed, keys", [
@@ -121,8 +122,8 @@ def new_run(kube=None, clock=None, **params):
 
 def test_each_object_is_created_with_its_call_and_remembered_in_order():
     run = new_run()
-    run._create("Pod", {"metadata": {"name": "p"}})
-    run._create("ResourceClaimTemplate", {"metadata": {"name": "t"}})
+    run.create("Pod", {"metadata": {"name": "p"}})
+    run.create("ResourceClaimTemplate", {"metadata": {"name": "t"}})
     assert run.kube.core.made == [("Pod", "smoke", "p"), ("resourceclaimtemplates", "smoke", "t")]
     assert run.created == [("Pod", "p"), ("ResourceClaimTemplate", "t")]
 
@@ -130,7 +131,7 @@ def test_each_object_is_created_with_its_call_and_remembered_in_order():
 def test_an_object_the_api_server_refuses_fails_the_run_and_is_not_remembered():
     run = new_run(RunKube(refuse=True))
     with pytest.raises(SmokeFailure) as err:
-        run._create("ResourceClaim", {"metadata": {"name": "c"}})
+        run.create("ResourceClaim", {"metadata": {"name": "c"}})
     assert err.value.kind == "rejected"
     assert str(err.value) == "the API server refused the smoke test's ResourceClaim: spec.devices: Invalid value"
     assert run.created == []
@@ -199,7 +200,7 @@ def test_done_pods_are_returned_with_the_completion_time(monkeypatch):
     run = new_run(clock=iter([0.0, 1.0, 4.25]).__next__)
     pods = [scheduled("p", "node-a", "Succeeded")]
     monkeypatch.setattr(run, "_wait_for", lambda *a, **k: ("done", pods))
-    assert run._wait_for_pods() == pods
+    assert run.wait_for_pods() == pods
     assert run.timings == {"completed_after": 4.25}
 
 
@@ -208,7 +209,7 @@ def test_a_failed_verdict_is_raised_as_it_is(monkeypatch):
     run = new_run()
     monkeypatch.setattr(run, "_wait_for", lambda *a, **k: ("failed", failure))
     with pytest.raises(SmokeFailure) as err:
-        run._wait_for_pods()
+        run.wait_for_pods()
     assert err.value is failure
 
 
@@ -217,10 +218,10 @@ def test_a_pods_claims_are_paired_with_what_the_claim_watch_recorded(monkeypatch
     run = new_run()
     pod = {"metadata": {"name": "p"}, "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "c1"}]}}
     run.claims["c1"] = {"metadata": {"name": "c1"}}
-    assert run._claims_of([pod]) == [(pod, {"metadata": {"name": "c1"}})]
+    assert run.claims_of([pod]) == [(pod, {"metadata": {"name": "c1"}})]
     del run.claims["c1"]
     with pytest.raises(SmokeFailure) as err:
-        run._claims_of([pod])
+        run.claims_of([pod])
     assert err.value.kind == "not_allocated"
     assert str(err.value) == "claim c1 of pod p was never seen allocated and reserved"
 
@@ -234,7 +235,7 @@ def test_a_pod_watch_that_times_out_fails_the_run_naming_the_pods_state(monkeypa
         raise watch.WaitTimeout("timed out waiting for %s" % description, state=[scheduled("h")])
     monkeypatch.setattr(run, "_wait_for", wait)
     with pytest.raises(SmokeFailure) as err:
-        run._watch_pod("h", smoke_verdicts.holder_scheduled, "pod h to be scheduled")
+        run.watch_pod("h", smoke_verdicts.holder_scheduled, "pod h to be scheduled")
     assert err.value.kind == "timeout" and str(err.value).startswith("timed out waiting for pod h to be scheduled; ")
     assert "h" in str(err.value)[len("timed out waiting for pod h to be scheduled; "):]
     assert seen == {"namespace": "smoke", "field_selector": "metadata.name=h", "description": "pod h to be scheduled",
@@ -256,7 +257,7 @@ def test_a_shared_claim_is_held_by_a_scheduled_pod_before_any_probe_is_made(monk
             return condition([scheduled("smoke-%s-hold" % run.run_id, "node-a")])
         return "done", [scheduled("p", "node-a", "Succeeded")]
     monkeypatch.setattr(run, "_wait_for", wait)
-    monkeypatch.setattr(run, "_verify", lambda pods: {})
+    monkeypatch.setattr(run, "verify", lambda pods: {})
     made = run.kube.core.made
     original = run.kube.core.create_namespaced_pod
 
@@ -277,7 +278,7 @@ def test_a_claim_for_one_pod_has_no_holder(monkeypatch):
     for name in ("check_cluster", "_ensure_namespace", "_record_claims", "_record_prepare_failures"):
         monkeypatch.setattr(run, name, lambda *a, **k: None)
     monkeypatch.setattr(run, "_wait_for", lambda *a, **k: ("done", [scheduled("p", "node-a", "Succeeded")]))
-    monkeypatch.setattr(run, "_verify", lambda pods: {})
+    monkeypatch.setattr(run, "verify", lambda pods: {})
     run.run()
     assert [m[2] for m in run.kube.core.made if m[0] == "Pod"] == ["smoke-%s-0" % run.run_id]
 
@@ -288,7 +289,7 @@ def test_a_shares_device_is_looked_up_in_its_pools_newest_generation():
             "driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": "p", "generation": generation},
             "devices": [{"name": "gpu-0", "attributes": {"uuid": {"string": "GPU-%d" % generation}}}]}}
     share = {"driver": "gpu.nvidia.com", "pool": "p", "device": "gpu-0"}
-    found = new_run()._published([item(1, "node-a"), item(2, "node-b")], share)
+    found = ShareRun(new_run())._published([item(1, "node-a"), item(2, "node-b")], share)
     assert (found["node"], smoke_share.published_attribute(found, "uuid")) == ("node-b", "GPU-2")
     with pytest.raises(SmokeFailure, match="allocated device gpu.nvidia.com/p/gpu-1 is in no ResourceSlice"):
-        new_run()._published([item(2, "node-b")], dict(share, device="gpu-1"))
+        ShareRun(new_run())._published([item(2, "node-b")], dict(share, device="gpu-1"))
