@@ -16,7 +16,12 @@ import sys
 
 ENDED = (re.compile(r"^=== (?P<name>.+?): (?:ok|done) in (?P<seconds>\d+)s$"),
          re.compile(r"^integration: (?P<name>.+?)(?: ready)? in (?P<seconds>\d+)s$"))
-NODE_LOG_STARTS = "=== integration, node lab: its log"
+# The node part's stage lines as they come (beside.sh), wherever they land in a line: after
+# pytest's progress dots, for one.
+NODE_LIVE = re.compile(r"\[node lab\] (?P<line>.*)$")
+# Its whole log, printed again once it ends (or its last lines, when the run failed): read live already.
+NODE_LOG = re.compile(r"^(=== integration, node lab: its log|--- last lines of \S*integration-nodes\.log)")
+NODE_LOG_ENDS = "=== integration, node lab"
 TOTAL = re.compile(r"^=== all tests passed in (?P<seconds>\d+)s$")
 STARTED = re.compile(r"^=== (?P<name>[^:]+)$")
 
@@ -24,35 +29,40 @@ STARTED = re.compile(r"^=== (?P<name>[^:]+)$")
 def stages(lines):
     """([(part, stage, seconds)], total seconds or None), parts 'main' and 'node lab'.
 
-    A step that ended after other stages ended inside it (run-all.sh's API-server and node-lab
-    steps) only contains them: its time is theirs, so it is not listed. Known from the lines
-    themselves, so a renamed step needs no second spelling here."""
-    found, total, part, started_at = [], None, "main", {}
+    A step that ended after other stages of its part ended inside it (run-all.sh's API-server and
+    node-lab steps) only contains them: its time is theirs, so it is not listed. Known from the
+    lines themselves, so a renamed step needs no second spelling here. The node part's stages
+    are read from their live copies, so a failed or cut-short run's table is as right as a
+    passing one's."""
+    found, total, in_node_log, started_at = [], None, False, {}
     for line in lines:
         line = line.rstrip("\n")
-        if line.startswith("[node lab] "):
-            continue  # the live copies of the node log's lines; the log itself follows at the end
-        if line.startswith(NODE_LOG_STARTS):
-            part = "node lab"
+        live = NODE_LIVE.search(line)
+        if live:
+            part, line = "node lab", live.group("line")
+        elif NODE_LOG.match(line):
+            in_node_log = True
             continue
+        elif in_node_log and not line.startswith(NODE_LOG_ENDS):
+            continue
+        else:
+            part, in_node_log = "main", False
         match = TOTAL.match(line)
         if match:
             total = int(match.group("seconds"))
             continue
+        ended_in_part = sum(1 for found_part, _name, _seconds in found if found_part == part)
         match = STARTED.match(line)
         if match:
-            started_at[match.group("name")] = len(found)
+            started_at[(part, match.group("name"))] = ended_in_part
             continue
         for pattern in ENDED:
             match = pattern.match(line)
             if not match:
                 continue
             name = match.group("name")
-            # the node part's own lines end once its log does: make test's next lines are main's
-            if part == "node lab" and line.startswith("=== integration, node lab"):
-                part = "main"
-            if started_at.pop(name, len(found)) < len(found):
-                break  # a container: the stages found since it started are its time
+            if started_at.pop((part, name), ended_in_part) < ended_in_part:
+                break  # a container: the stages of its part found since it started are its time
             found.append((part, name, int(match.group("seconds"))))
             break
     return found, total
