@@ -112,11 +112,8 @@ def main():
     params = module.params
     role, values = params["role"], params["inputs"]
     problems = role_inputs.problems(role, values, params["inventory_hosts"])
-    if role == "gpu_operator" and params["connect"]:
-        problems += connection_options.helm_connection(params)
-    if role in connection_options.WITH_KUBERNETES_CORE_STEPS and params["connect"]:
-        problems += connection_options.credentials_in_urls(
-            params, skip=connection_options.NOT_FOR_HELM if role == "gpu_operator" else ())
+    if params["connect"]:
+        problems += connection_options.problems(role, params)
     if problems:
         module.fail_json(msg="%s: %d input problem%s, nothing was changed: %s" % (
             role, len(problems), "" if len(problems) == 1 else "s", "; ".join(problems)), problems=problems)

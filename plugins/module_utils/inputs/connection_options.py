@@ -63,3 +63,15 @@ def credentials_in_urls(connection_params, skip=()):
                     "which every module masks, or set K8S_AUTH_PROXY in the environment instead"
                     if option == "proxy" else "connect with a token (api_key) or a kubeconfig instead")))
     return found
+
+
+def problems(role, connection_params):
+    """What ``role``'s later steps would take badly of the connection options: for gpu_operator,
+    those Helm cannot take; for the roles with kubernetes.core steps, a password in a URL (an
+    option Helm cannot take already is not named twice)."""
+    found = []
+    if role == "gpu_operator":
+        found += helm_connection(connection_params)
+    if role in WITH_KUBERNETES_CORE_STEPS:
+        found += credentials_in_urls(connection_params, skip=NOT_FOR_HELM if role == "gpu_operator" else ())
+    return found

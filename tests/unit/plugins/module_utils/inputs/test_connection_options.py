@@ -42,3 +42,16 @@ def test_a_password_in_a_proxy_or_host_option_is_refused_naming_the_way_out():
     assert "https://admin:***@h:6443" in found[0] and "api_key" in found[0]
     assert connection_options.credentials_in_urls({"proxy": "http://p:3128", "host": None}) == []
     assert connection_options.credentials_in_urls({"proxy": "http://b:pw@p:1"}, skip=("proxy",)) == []
+
+
+# ----- which role gets which check ------------------------------------------------------------
+
+def test_each_role_gets_the_checks_of_its_later_steps_and_a_password_is_named_once():
+    options = {"proxy": "http://bob:pw@p:3128", "host": "https://admin:adm1n@h:6443"}
+    helm = connection_options.problems("gpu_operator", options)
+    # proxy: Helm cannot take it at all (named once, there); host: its password would be printed
+    assert len(helm) == 2 and "cannot reach Helm" in helm[0] and "the connection option host" in helm[1]
+    for role in ("cluster_upgrade", "device_classes"):
+        found = connection_options.problems(role, options)
+        assert [f.split(" (")[0] for f in found] == ["the connection option host", "the connection option proxy"]
+    assert connection_options.problems("smoke_test", options) == []
