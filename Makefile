@@ -128,7 +128,7 @@ integration-nodes: bootstrap ## Its second part, root: the node lab, its mirror,
 benchmarks: bootstrap ## Run tests/benchmarks and print ratios
 	@$(VENV_BIN)/python tests/benchmarks/run.py
 
-# The execution environment (not in make test: about 10 minutes, more than its 50-minute budget has left): the image built
+# The execution environment (not in make test: about 10 minutes, more than the test budget in docs/testing.md has room for): the image built
 # with podman from the example definition and the release tarball, then site.yml, migrate_workloads.yml
 # and report.yml run in it with ansible-navigator (and report.yml with ansible-runner, laid out as
 # AWX lays out a job) against a lab of its own, compared with a run outside. Root (podman).
