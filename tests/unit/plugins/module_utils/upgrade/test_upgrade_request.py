@@ -4,8 +4,8 @@ __metaclass__ = type
 
 from ansible_collections.dra.gpu.plugins.module_utils.upgrade import upgrade_request, versions
 
-PLAN_1_34 = {"current": "1.34.4", "target": "1.36", "hops": [{"version": "1.35", "minor": "1.35"},
-                                                            {"version": "1.36", "minor": "1.36"}],
+HOPS = [{"version": "1.35", "minor": "1.35"}, {"version": "1.36", "minor": "1.36"}]
+PLAN_1_34 = {"current": "1.34.4", "target": "1.36", "hops": HOPS,
              "node_order": [{"name": "cp-1", "role": "control-plane", "kubelet": "v1.34.4"},
                             {"name": "gpu-1", "role": "worker", "kubelet": "v1.34.4"}],
              "blockers": [], "cautions": [{"code": "unknown_patch", "message": "the newest patch of 1.35 is not known",
