@@ -137,3 +137,14 @@ def test_an_api_host_outside_the_inventory_leaves_the_plan_to_the_controller(sta
     # The real plan's input check then refuses the name; a bare added host could not be reached.
     lines = run_passes(stand_in, [1, 0, 0, 0], extra={"cluster_upgrade_api_host": "no-such-host"})
     assert [line for line in lines if line.startswith("planner")] == ["planner 1 localhost"]
+
+
+def test_imported_only_when_asked_no_pass_plans_without_a_target(stand_in):
+    # site.yml imports upgrade.yml so: a run that names no cluster_upgrade_target upgrades nothing,
+    # however far behind the (scripted) cluster is; one that names it plans and upgrades as usual.
+    lines = run_passes(stand_in, [2, 1, 1, 1], extra={"cluster_upgrade_only_when_asked": True})
+    assert lines == []
+    lines = run_passes(stand_in, [2, 1, 1, 1], extra={"cluster_upgrade_only_when_asked": True,
+                                                      "cluster_upgrade_target": "1.36"})
+    assert [line for line in lines if line.startswith("plan ")] == ["plan 1", "plan 2"]
+    assert upgraded_in(lines) == [1, 2]

@@ -276,6 +276,7 @@ def prepare_rootfs(cfg, node, base, runtime, sandbox_image):
     _check(["cp", "-a", "--reflink=auto", base, rootfs])
     _install(rootfs, runtime["containerd"], ("containerd", "ctr", "containerd-shim-runc-v2"), "/usr/local/bin")
     _install(rootfs, runtime["runc"], ("runc",), "/usr/local/sbin")
+    _install(rootfs, runtime["etcdutl"], ("etcdutl",), "/usr/local/bin")
     _install(rootfs, runtime["cni-plugins"], [p.rsplit("/", 1)[1] for p in node_runtime.CNI_PLUGINS], "/opt/cni/bin")
     _write(rootfs, "/etc/containerd/config.toml", node_files.containerd_config(sandbox_image))
     _write(rootfs, "/etc/cni/net.d/10-dra-gpu-lab.conflist",

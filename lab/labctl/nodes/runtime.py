@@ -1,5 +1,5 @@
 """Compile what a node lab's node runs: kubeadm, kubelet, kubectl (packaged into the mirror), and
-beside the kubelet containerd, runc, CNI plugins, crictl, etcdctl.
+beside the kubelet containerd, runc, CNI plugins, crictl, etcdctl, etcdutl.
 
 Debian's containerd (1.6) has no CDI, which DRA needs, and no registry a node could pull
 from is reachable here; every piece is therefore built from its published Go module, the
@@ -65,6 +65,14 @@ def build_etcdctl(log, force=False):
                                 ["go.etcd.io/etcd/etcdctl/v3"], ["etcdctl"], log, force)
 
 
+def build_etcdutl(log, force=False):
+    """etcd 3.6's etcdctl no longer restores snapshots; docs/upgrades.md's restore (cluster_upgrade's
+    etcd_restore, tests/integration/labs/test_node_etcd_restore.py) runs etcdutl on each control plane,
+    installed there as a site installs it from etcd's release tarball."""
+    return gobuild.build_module("etcdutl", build.ETCD_VERSION, "go.etcd.io/etcd/etcdutl/v3",
+                                ["go.etcd.io/etcd/etcdutl/v3"], ["etcdutl"], log, force)
+
+
 def build_all(log, force=False):
     """{name: bindir} for every node-side component."""
     return {
@@ -73,4 +81,5 @@ def build_all(log, force=False):
         "cni-plugins": build_cni_plugins(log, force),
         "cri-tools": build_crictl(log, force),
         "etcdctl": build_etcdctl(log, force),
+        "etcdutl": build_etcdutl(log, force),
     }

@@ -26,6 +26,8 @@ KUBELET_MAX_SKEW = 3
 # together with tests on the new minor; the docs point here instead of repeating it.
 NEWEST_TESTED = "1.37"
 TESTED, LATEST = "tested", "latest"
+# The lowest version DRA is installed on (resource.k8s.io/v1 with the features the roles use).
+DRA_MINIMUM = "1.35"
 # Minors announced but not released, with the newest pre-release published (dra-facts.md):
 # refused as targets, whatever the repository offers, until released and tested.
 PRE_RELEASES = {"1.38": "1.38.0-beta.0"}
@@ -233,7 +235,7 @@ def unknown_nodes(hosts, nodes):
     return issues
 
 
-def plan(server_version, nodes, target, available=None, dra_min="1.35", node_facts=None, kube_proxy_mode=None,
+def plan(server_version, nodes, target, available=None, dra_min=DRA_MINIMUM, node_facts=None, kube_proxy_mode=None,
          kubeadm_config_api=None, require_offered=False, inventory_nodes=None, identity=None, passes_left=None,
          kubeadm_config_files=None, migrate_kubeadm_config=False):
     """The whole plan: hops, node order, blockers and warnings. ``nodes`` are dicts with
