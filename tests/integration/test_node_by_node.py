@@ -123,12 +123,16 @@ def lab_variables(core, tmp_path):
     yield variables
     rc, _results, failed = role(dict(variables, gpu_operator_state="absent", gpu_operator_force_removal=True))
     assert rc == 0, failed
-    for name in sorted({OPERATOR_NAMESPACE, DRA_NAMESPACE} - namespaces):
+    # Gone before the next test (molecule installs into the same namespaces).
+    created = sorted({OPERATOR_NAMESPACE, DRA_NAMESPACE} - namespaces)
+    for name in created:
         try:
             core.delete_namespace(name)
         except ApiException as exc:
             if exc.status != 404:
                 raise
+    wait_until_gone(core.list_namespace, lambda n: n["metadata"]["name"] in created, "namespaces " + str(created),
+                    timeout=120)
     for item in custom.list_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses")["items"]:
         if item["metadata"]["name"] not in classes:
             custom.delete_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", item["metadata"]["name"])

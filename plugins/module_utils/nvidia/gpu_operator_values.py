@@ -171,6 +171,13 @@ def select_nodes(gpu_nodes, requested, on_dra=(), back=()):
     return sorted((set(wanted) | (set(on_dra) & set(gpu_nodes))) - set(back))
 
 
+def moving_nodes(patches):
+    """The nodes this run moves to DRA: those whose device plugin it takes off or that it labels for
+    DRA (a node fully on DRA already gets neither), where pods holding nvidia.com/gpu must be gone."""
+    return sorted(set(p["node"] for p in patches if p["step"] == DRA_ON or (
+        p["step"] == DEVICE_PLUGIN_OFF and p["patch"]["metadata"].get("labels", {}).get(DEVICE_PLUGIN_NODE_LABEL))))
+
+
 def returning_nodes(patches):
     """The nodes this run takes off DRA and gives back to the device plugin (their patches' nodes)."""
     return sorted(set(p["node"] for p in patches if p["step"] in (DRA_OFF, DEVICE_PLUGIN_ON)))
@@ -302,7 +309,6 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
         partial_migration_notes(layout, device_plugin_on, selected, driver_enabled) + \
         consumable_shares_notes(consumable_shares, sharing)
     return {"layout": layout, "releases": releases, "dra_nodes": selected,
-            "moving_to_dra": sorted(set(selected) - set(on_dra)),
             "device_plugin_nodes": sorted(set(gpu_nodes) - set(selected)) if device_plugin_on else [],
             "device_plugin_enabled": device_plugin_on, "plugin": plugin_location(releases, layout),
             "dra_driver_upgrade": upgrade, "images": pulled["images"],

@@ -24,17 +24,29 @@ def node(name, labels=None, ours=False):
 def test_a_node_on_dra_stays_there_when_the_next_run_names_only_the_next_node():
     assert gov.select_nodes(["a", "b", "c"], ["b"], on_dra=["a"]) == ["a", "b"]
     result = plan("v26.3.1", dra_nodes=["node-b"], on_dra=["node-a"])
-    assert result["dra_nodes"] == ["node-a", "node-b"] and result["moving_to_dra"] == ["node-b"]
+    assert result["dra_nodes"] == ["node-a", "node-b"]
     # every GPU node on DRA now: the operator's device plugin is turned off
     assert result["releases"][0]["values"]["devicePlugin"] == {"enabled": False}
     patches = gov.node_patches([node("node-a", MOVED, ours=True), node("node-b")], result["dra_nodes"])
     assert [(p["node"], p["step"]) for p in patches] == [("node-b", gov.DEVICE_PLUGIN_OFF), ("node-b", gov.DRA_ON)]
-    assert gov.returning_nodes(patches) == []
+    assert gov.moving_nodes(patches) == ["node-b"] and gov.returning_nodes(patches) == []
+
+
+def test_a_node_labelled_for_dra_while_its_device_plugin_still_runs_is_still_moving():
+    half = [node("node-a", DRA), node("node-b", MOVED, ours=True)]
+    patches = gov.node_patches(half, gov.select_nodes(GPU_NODES, [], on_dra=["node-a", "node-b"]))
+    assert [(p["node"], p["step"]) for p in patches] == [("node-a", gov.DEVICE_PLUGIN_OFF)]
+    assert gov.moving_nodes(patches) == ["node-a"]
+    # the operator-managed layout removing our leftover label moves nothing
+    left = gov.node_patches([node("node-a", MOVED, ours=True)], ["node-a"], device_plugin_label=False)
+    assert [p["step"] for p in left] == [gov.DEVICE_PLUGIN_OFF] and gov.moving_nodes(left) == []
 
 
 def test_empty_dra_nodes_still_means_every_gpu_node_and_a_rerun_moves_nothing():
     assert gov.select_nodes(["a", "b"], []) == ["a", "b"]
-    assert plan("v26.3.1", on_dra=GPU_NODES)["moving_to_dra"] == []
+    result = plan("v26.3.1", on_dra=GPU_NODES)
+    moved = [node(name, MOVED, ours=True) for name in GPU_NODES]
+    assert result["dra_nodes"] == GPU_NODES and gov.node_patches(moved, result["dra_nodes"]) == []
 
 
 def test_a_node_is_taken_back_only_when_named_dra_off_first():
@@ -42,7 +54,7 @@ def test_a_node_is_taken_back_only_when_named_dra_off_first():
     # naming only nodes to take back moves no other node to DRA
     assert gov.select_nodes(["a", "b", "c"], [], on_dra=["a"], back=["a"]) == []
     result = plan("v26.3.1", on_dra=GPU_NODES, back_to_device_plugin=["node-a"])
-    assert result["dra_nodes"] == ["node-b"] and result["moving_to_dra"] == []
+    assert result["dra_nodes"] == ["node-b"]
     # a node back on the device plugin needs the operator's device plugin on
     assert result["releases"][0]["values"]["devicePlugin"] == {"enabled": True}
     nodes = [node("node-a", MOVED, ours=True), node("node-b", MOVED, ours=True)]
@@ -53,7 +65,7 @@ def test_a_node_is_taken_back_only_when_named_dra_off_first():
         {"node": "node-a", "step": gov.DEVICE_PLUGIN_ON, "patch": {"metadata": {
             "name": "node-a", "labels": {"nvidia.com/gpu.deploy.device-plugin": None},
             "annotations": {gov.OWNER_ANNOTATION: None}}}}]
-    assert gov.returning_nodes(patches) == ["node-a"]
+    assert gov.returning_nodes(patches) == ["node-a"] and gov.moving_nodes(patches) == []
     # a run that stopped after DRA left resumes with the device plugin's step; once done, nothing
     half = [node("node-a", {"nvidia.com/gpu.deploy.device-plugin": "false"}, ours=True), nodes[1]]
     assert [p["step"] for p in gov.node_patches(half, ["node-b"])] == [gov.DEVICE_PLUGIN_ON]
@@ -71,7 +83,7 @@ def test_a_node_named_both_ways_or_no_gpu_node_is_refused():
 
 def test_taking_back_every_node_on_dra_plans_dra_on_none():
     result = plan("v26.3.1", on_dra=["node-a"], back_to_device_plugin=["node-a"])
-    assert result["dra_nodes"] == [] and result["moving_to_dra"] == []
+    assert result["dra_nodes"] == []
 
 
 def test_the_operator_managed_layout_cannot_take_one_node_back():
