@@ -13,6 +13,7 @@ refused while a claim holds its device, shown in check mode, done (DRA off, then
 plugin back), and a rerun changes nothing.
 """
 
+import json
 import os
 
 import pytest
@@ -67,10 +68,11 @@ def slice_nodes(custom):
 
 
 def run(playbook, variables, check=False):
-    """(rc, {task name: result}, the failed tasks' messages) of a playbook with extra variables."""
-    import json
-    rc, report, stderr = run_playbook(playbook, extra_args=["-e", json.dumps(variables)] +
-                                      (["--check"] if check else []))
+    """(rc, {task name: result}, the failed tasks' messages) of a playbook with extra variables, on
+    an inventory of the controller alone (site.yml's upgrade step adds it to a group by name)."""
+    extra = {key: value for key, value in variables.items() if key != "inventory"}
+    rc, report, stderr = run_playbook(playbook, inventory=variables["inventory"],
+                                      extra_args=["-e", json.dumps(extra)] + (["--check"] if check else []))
     results = task_results(report)
     failed = [str(r.get("msg")) for _name, r in results if r.get("failed")]
     return rc, dict(results), failed or [stderr[-2000:]]
@@ -78,7 +80,7 @@ def run(playbook, variables, check=False):
 
 def role(variables, check=False):
     return run([{"hosts": "localhost", "gather_facts": False, "connection": "local",
-                 "roles": [{"role": "dra.gpu.gpu_operator", "vars": variables}]}], variables, check)
+                 "roles": [{"role": "dra.gpu.gpu_operator"}]}], variables, check)
 
 
 def gpu_pod(core, namespace, name, node):
@@ -117,7 +119,9 @@ def lab_variables(core, tmp_path):
     custom = client.CustomObjectsApi(core.api_client)
     classes = set(c["metadata"]["name"] for c in
                   custom.list_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses")["items"])
-    variables = {"gpu_operator_version": "v26.3.1", "gpu_operator_chart_source": "local",
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(json.dumps({"all": {"hosts": {"localhost": {"ansible_connection": "local"}}}}))
+    variables = {"inventory": str(inventory), "gpu_operator_version": "v26.3.1", "gpu_operator_chart_source": "local",
                  "gpu_operator_chart_dir": build_charts(tmp_path / "charts"), "cluster_upgrade_target": minor,
                  "gpu_operator_slice_timeout": 60, "gpu_operator_timeout": 120}
     yield variables
