@@ -51,10 +51,16 @@ def main():
         cluster, values = reading.distribution(kube, server_version, read["summaries"], params)
         installed = reading.installed_dra_driver(kube, params["dra_driver_namespace"], params["dra_driver_release_name"])
         result = gov.plan_for(params, read["gpu_nodes"], values, installed, read["gpu_node_labels"])
-        holders = reading.device_plugin_holders(kube, result["dra_nodes"])
+        patches = gov.node_patches(read["nodes"], result["dra_nodes"], result["layout"] != "gpucluster")
+        moving, returning = gov.moving_nodes(patches), gov.returning_nodes(patches)
+        # Only the nodes this run moves: pods on nodes left alone, or on DRA already, block nothing.
+        holders = reading.device_plugin_holders(kube, moving)
         refusal = gpu_handover.move_refusal(holders)
         if refusal and not params["evict_device_plugin_pods"]:
-            module.fail_json(msg=refusal, device_plugin_holders=holders)
+            module.fail_json(msg=refusal, device_plugin_holders=holders, moving_to_dra=moving)
+        held, refusal = reading.claims_on_returning_nodes(kube, returning)
+        if refusal:
+            module.fail_json(msg=refusal, allocated_claims=held, moving_to_device_plugin=returning)
         helm = params["binary_path"] or module.get_bin_path("helm", required=params["check_charts"])
         checked, crds = helm_charts.check_planned(module.run_command, module.get_bin_path("timeout"), helm, params,
                                                   result, catalog.OPERATOR_CHART)
@@ -65,7 +71,7 @@ def main():
         module.fail_json(msg="could not read the cluster: %s" % client.api_error_message(exc))
     module.exit_json(changed=False, server_version=server_version, gpu_nodes=read["gpu_nodes"], charts_checked=checked,
                      device_plugin_holders=holders, dra_driver_crds=crds, cluster=cluster,
-                     node_patches=gov.node_patches(read["nodes"], result["dra_nodes"], result["layout"] != "gpucluster"),
+                     node_patches=patches, moving_to_dra=moving, moving_to_device_plugin=returning,
                      **result)
 
 

@@ -3,11 +3,13 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Handing GPUs from one manager to the other without handing one out twice.
 
-Two refusals of the gpu_operator plan, as data over listed Pods and ResourceClaims:
+Three refusals of the gpu_operator plan, as data over listed Pods and ResourceClaims:
 - moving a node to DRA while pods there still hold ``nvidia.com/gpu`` from the device plugin:
   DRA would publish, and allocate, GPUs those pods already use;
 - removing the DRA driver while ResourceClaims hold its devices: the kubelet cannot
-  unprepare them without the driver, and their pods stay Terminating.
+  unprepare them without the driver, and their pods stay Terminating;
+- taking a node back to the device plugin while ResourceClaims hold its devices: the device
+  plugin would hand out the same GPUs again, and the claims' pods lose their driver.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -43,9 +45,11 @@ def move_refusal(holders):
                                                   "" if h["gpus"] == 1 else "s") for h in holders[:NAMED])
     more = " and %d more" % (len(holders) - NAMED) if len(holders) > NAMED else ""
     return ("refused before changing anything: %d pod(s) hold nvidia.com/gpu from the device plugin on nodes this "
-            "run would move to DRA: %s%s. DRA would hand out the same GPUs again. Move those workloads to claims "
-            "or off these nodes first (dra.gpu.gpu_workload_info lists them), or leave the nodes out of "
-            "gpu_operator_dra_nodes, and run again." % (len(holders), named, more))
+            "run would move to DRA: %s%s. DRA would hand out the same GPUs again. Nothing was changed. Either move "
+            "those workloads first (to claims with playbooks/migrate_workloads.yml once another node is on DRA, or "
+            "off these nodes; dra.gpu.gpu_workload_info lists them), or set gpu_operator_evict_device_plugin_pods: "
+            "true to have them evicted, their PodDisruptionBudgets honoured; or leave the nodes out of "
+            "gpu_operator_dra_nodes. Then run again." % (len(holders), named, more))
 
 
 def allocated_claims(claims, driver):
@@ -73,6 +77,36 @@ def removal_refusal(held, driver):
             "the kubelet cannot release them and their pods stay Terminating. Delete those pods or workloads "
             "first, or set gpu_operator_force_removal: true to remove the driver anyway (no pod is deleted)."
             % (len(held), driver, named, more))
+
+
+def claims_on_nodes(claims, slices, nodes, driver):
+    """The ResourceClaims with devices of ``driver`` allocated on ``nodes``: a result's pool is
+    matched to its node through the driver's ResourceSlices (NVIDIA's driver names a pool after
+    its node, which the slice's nodeName says for sure)."""
+    wanted = set(nodes)
+    pools = set(s["spec"]["pool"]["name"] for s in slices
+                if s["spec"].get("driver") == driver and s["spec"].get("nodeName") in wanted)
+    pools |= wanted
+    held = []
+    for claim in allocated_claims(claims, driver):
+        on_node = [d for d in claim["devices"] if d.split("/", 1)[0] in pools]
+        if on_node:
+            held.append(dict(claim, devices=on_node))
+    return held
+
+
+def return_refusal(held, nodes):
+    """The message that stops taking ``nodes`` back to the device plugin while claims hold their
+    devices, or None."""
+    if not held:
+        return None
+    named = "; ".join("%s/%s (%s; pods: %s)" % (c["namespace"], c["name"], ", ".join(c["devices"]),
+                                                ", ".join(c["pods"]) or "none") for c in held[:NAMED])
+    more = "; and %d more" % (len(held) - NAMED) if len(held) > NAMED else ""
+    return ("refused before changing anything: %d ResourceClaim(s) hold DRA devices on %s, which this run would "
+            "take back to the device plugin: %s%s. The device plugin would hand out the same GPUs again. Delete "
+            "those claims' pods (or move the workloads to another DRA node), let the claims be deallocated, and "
+            "run again." % (len(held), ", ".join(nodes), named, more))
 
 
 # ----- moving the holders off a node, as opted in (gpu_operator_evict_device_plugin_pods) -----

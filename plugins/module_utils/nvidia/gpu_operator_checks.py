@@ -34,6 +34,7 @@ ARGUMENT_SPEC = dict(
     toolkit_enabled=dict(type="bool", default=True),
     gpu_node_selector=dict(type="str", default=nvidia.GPU_NODE_SELECTOR),
     dra_nodes=dict(type="list", elements="str", default=[]),
+    back_to_device_plugin=dict(type="list", elements="str", default=[]),
     values=dict(type="dict", default={}),
     dra_driver_values=dict(type="dict", default={}),
     dra_driver_version=dict(type="str"),
@@ -83,6 +84,8 @@ def input_problems(params, name=lambda option: option):
     problems.check(inputs.label_selector, name("gpu_node_selector"), params.get("gpu_node_selector"))
     problems.check(inputs.strings, name("dra_nodes"), params.get("dra_nodes"))
     problems.check(inputs.unique, name("dra_nodes"), params.get("dra_nodes") or [], "node")
+    problems.check(inputs.strings, name("back_to_device_plugin"), params.get("back_to_device_plugin"))
+    problems.check(inputs.unique, name("back_to_device_plugin"), params.get("back_to_device_plugin") or [], "node")
     if params.get("dra_consumable_shares"):
         problems.check(_shares_mode, name, params["dra_consumable_shares"])
     if params.get("namespace") == params.get("dra_driver_namespace") and \

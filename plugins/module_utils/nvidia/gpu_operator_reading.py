@@ -78,3 +78,13 @@ def driver_claims(kube):
     cannot release them, and their pods stay Terminating."""
     held = gpu_handover.allocated_claims(kube.claims(), nvidia.DRA_DRIVER)
     return held, gpu_handover.removal_refusal(held, nvidia.DRA_DRIVER)
+
+
+def claims_on_returning_nodes(kube, nodes):
+    """(claims, refusal): the ResourceClaims holding the DRA driver's devices on ``nodes``, the
+    nodes this run takes back to the device plugin, and why that must wait (None when none does)."""
+    if not nodes:
+        return [], None
+    slices, _rv = kube.slices(nvidia.DRA_DRIVER)
+    held = gpu_handover.claims_on_nodes(kube.claims(), slices, nodes, nvidia.DRA_DRIVER)
+    return held, gpu_handover.return_refusal(held, nodes)

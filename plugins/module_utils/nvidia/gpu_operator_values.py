@@ -146,22 +146,50 @@ def dra_driver_settings(layout, gates=None, consumable_shares=None, dra_version=
     return values
 
 
-def select_nodes(gpu_nodes, requested):
-    """The DRA nodes: every GPU node when ``requested`` is empty, else the named ones (all GPU nodes)."""
+def nodes_on_dra(nodes):
+    """The names of the nodes labelled for the DRA kubelet plugin now (``nodes``: [{name, labels}])."""
+    return sorted(n["name"] for n in nodes if (n.get("labels") or {}).get(DRA_NODE_LABEL) == "true")
+
+
+def select_nodes(gpu_nodes, requested, on_dra=(), back=()):
+    """The DRA nodes after this run, node by node: the named ones (``requested``; every GPU node when
+    neither it nor ``back`` names any) plus those already on DRA (``on_dra``), less those taken back
+    to the device plugin (``back``). A node moved by an earlier run stays on DRA when a later run
+    names only the next node: it goes back only when named in ``back``."""
     gpu_nodes = sorted(gpu_nodes)
-    if not requested:
-        return gpu_nodes
-    unknown = sorted(set(requested) - set(gpu_nodes))
-    if unknown:
-        raise PlanError("gpu_operator_dra_nodes names %s, which %s not a GPU node (GPU nodes: %s)"
-                        % (", ".join(unknown), "is" if len(unknown) == 1 else "are", ", ".join(gpu_nodes) or "none"))
-    return sorted(set(requested))
+    for option, named in (("gpu_operator_dra_nodes", requested), ("gpu_operator_back_to_device_plugin", back)):
+        unknown = sorted(set(named) - set(gpu_nodes))
+        if unknown:
+            raise PlanError("%s names %s, which %s not a GPU node (GPU nodes: %s)"
+                            % (option, ", ".join(unknown), "is" if len(unknown) == 1 else "are",
+                               ", ".join(gpu_nodes) or "none"))
+    both = sorted(set(requested) & set(back))
+    if both:
+        raise PlanError("gpu_operator_dra_nodes and gpu_operator_back_to_device_plugin both name %s: a node goes "
+                        "either to DRA or back to the device plugin; name it in one of them" % ", ".join(both))
+    wanted = requested or ([] if back else gpu_nodes)
+    return sorted((set(wanted) | (set(on_dra) & set(gpu_nodes))) - set(back))
+
+
+def moving_nodes(patches):
+    """The nodes this run moves to DRA: those whose device plugin it takes off or that it labels for
+    DRA (a node fully on DRA already gets neither), where pods holding nvidia.com/gpu must be gone."""
+    return sorted(set(p["node"] for p in patches if p["step"] == DRA_ON or (
+        p["step"] == DEVICE_PLUGIN_OFF and p["patch"]["metadata"].get("labels", {}).get(DEVICE_PLUGIN_NODE_LABEL))))
+
+
+def returning_nodes(patches):
+    """The nodes this run takes off DRA and gives back to the device plugin (their patches' nodes)."""
+    return sorted(set(p["node"] for p in patches if p["step"] in (DRA_OFF, DEVICE_PLUGIN_ON)))
 
 
 # The order in which a node's labels change, as data: the device plugin leaves a node going to
 # DRA before the DRA kubelet plugin arrives, so the node is never served by both.
 DEVICE_PLUGIN_OFF = "device-plugin-off"
 DRA_ON = "dra"
+# And back, the other way round: DRA leaves the node (its slices gone) before the device plugin returns.
+DRA_OFF = "dra-off"
+DEVICE_PLUGIN_ON = "device-plugin-on"
 
 
 def _patch(node, step, labels, annotations):
@@ -182,7 +210,9 @@ def node_patches(nodes, dra_nodes, device_plugin_label=True):
     off the node); it keeps it while it is on DRA, also once the chart no longer deploys the
     device plugin, so that turning the plugin back on never lands it on a DRA node. Step DRA_ON,
     applied once the device plugin has left: ``nvidia.com/dra-kubelet-plugin=true``. Other
-    nodes lose what we set, and only that. ``device_plugin_label`` False (the operator-managed
+    nodes lose what we set, and only that, in the reverse order: step DRA_OFF drops the DRA
+    label (the kubelet plugin leaves, its slices go), step DEVICE_PLUGIN_ON, applied once they
+    are gone, drops our "false" and our annotation. ``device_plugin_label`` False (the operator-managed
     GPUCluster layout, whose operator removes the device plugin's labels from every node
     itself): no such label, and ours goes.
     """
@@ -201,15 +231,11 @@ def node_patches(nodes, dra_nodes, device_plugin_label=True):
             if labels.get(DRA_NODE_LABEL) != "true":
                 patches.append(_patch(name, DRA_ON, {DRA_NODE_LABEL: "true"}, {}))
             continue
-        want_labels, want_annotations = {}, {}
         if DRA_NODE_LABEL in labels:
-            want_labels[DRA_NODE_LABEL] = None
+            patches.append(_patch(name, DRA_OFF, {DRA_NODE_LABEL: None}, {}))
         if ours:
-            if labels.get(DEVICE_PLUGIN_NODE_LABEL) == "false":
-                want_labels[DEVICE_PLUGIN_NODE_LABEL] = None
-            want_annotations[OWNER_ANNOTATION] = None
-        if want_labels or want_annotations:
-            patches.append(_patch(name, DRA_ON, want_labels, want_annotations))
+            patches.append(_patch(name, DEVICE_PLUGIN_ON, {DEVICE_PLUGIN_NODE_LABEL: None}
+                                  if labels.get(DEVICE_PLUGIN_NODE_LABEL) == "false" else {}, {OWNER_ANNOTATION: None}))
     return patches
 
 
@@ -218,16 +244,18 @@ def plan(version, mode="auto", dra_enabled=True, driver_enabled=True, toolkit_en
          dra_driver_version=None, image_registry=None, namespace="gpu-operator",
          dra_driver_namespace="nvidia-dra-driver-gpu", release_name="gpu-operator",
          dra_driver_release_name="nvidia-dra-driver-gpu", sharing=False, installed_dra_driver=None,
-         gpu_node_labels=None, consumable_shares=None, health=False):
+         gpu_node_labels=None, consumable_shares=None, health=False, on_dra=(), back_to_device_plugin=()):
     """Releases, values, the DRA node set and the images to pull for one request; raises
     PlanError on a refusal. ``installed_dra_driver``: the live DRA release's kubelet plugin
     ({name, version}, see dra_chart_upgrade); ``gpu_node_labels``: {node: labels} of the GPU
     nodes, for the driver image's OS suffix; ``consumable_shares``: the ConsumableShares mode, or
-    None (off)."""
+    None (off); ``on_dra``: the GPU nodes labelled for DRA now, which stay on DRA unless named in
+    ``back_to_device_plugin`` (see select_nodes)."""
     parsed, info, notes = operator_info(version)
     layout = resolve_layout(version, dra_enabled, mode)
-    selected = select_nodes(gpu_nodes, dra_nodes) if layout != "device_plugin" else []
-    if layout != "device_plugin" and not selected:
+    selected = select_nodes(gpu_nodes, dra_nodes, on_dra, back_to_device_plugin) \
+        if layout != "device_plugin" else []
+    if layout != "device_plugin" and not gpu_nodes:
         raise PlanError("no GPU node to run DRA on: no node carries the GPU node label (is Node Feature "
                         "Discovery / GPU Feature Discovery running?)")
     covers_all = set(selected) == set(gpu_nodes)
@@ -294,13 +322,17 @@ RELEASE_OPTIONS = ("namespace", "dra_driver_namespace", "release_name", "dra_dri
 def plan_for(params, gpu_nodes, operator_extra_values, installed_dra_driver=None, gpu_node_labels=None):
     """plan() for gpu_operator_plan's options (``params``), with what was read from the cluster:
     the GPU nodes, the operator values over the distribution's (gpu_operator_reading), the live
-    DRA release's kubelet plugin and the GPU nodes' labels."""
+    DRA release's kubelet plugin and the GPU nodes' labels (which tell the nodes on DRA now)."""
+    labels = gpu_node_labels or {}
     return plan(params["version"], params["dra_mode"], params["dra_enabled"], params["driver_enabled"],
                 params["toolkit_enabled"], gpu_nodes, params["dra_nodes"], operator_extra_values,
                 params["dra_driver_values"], params["dra_driver_version"], params["image_registry"],
                 sharing=params["dra_sharing"], installed_dra_driver=installed_dra_driver,
                 gpu_node_labels=gpu_node_labels, consumable_shares=params.get("dra_consumable_shares") or None,
-                health=bool(params.get("dra_health_check")), **{key: params[key] for key in RELEASE_OPTIONS})
+                health=bool(params.get("dra_health_check")), on_dra=nodes_on_dra(
+                    [{"name": name, "labels": labels[name]} for name in labels]),
+                back_to_device_plugin=params.get("back_to_device_plugin") or [],
+                **{key: params[key] for key in RELEASE_OPTIONS})
 
 
 def removal(params, gpu_nodes, nodes):
@@ -308,8 +340,10 @@ def removal(params, gpu_nodes, nodes):
     driver, then the operator), and removing the node labels this collection set; nothing else."""
     releases = [{"name": params["dra_driver_release_name"], "namespace": params["dra_driver_namespace"]},
                 {"name": params["release_name"], "namespace": params["namespace"]}]
+    patches = node_patches(nodes, [])
     return {"layout": None, "releases": releases, "gpu_nodes": gpu_nodes, "dra_nodes": [], "device_plugin_nodes": [],
-            "plugin": None, "charts_checked": [], "node_patches": node_patches(nodes, [])}
+            "moving_to_dra": [], "moving_to_device_plugin": returning_nodes(patches),
+            "plugin": None, "charts_checked": [], "node_patches": patches}
 
 
 def plugin_location(releases, layout):

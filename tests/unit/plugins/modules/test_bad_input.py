@@ -23,6 +23,7 @@ CASES = [
     ("device_class", {"name": "Not_A_Name"}, "name is 'Not_A_Name'"),
     ("device_plugin_drain", {"nodes": ["a", "a"], "timeout": 30}, "nodes"),
     ("dra_readiness", {"min_version": "1.3x"}, "min_version"),
+    ("gpu_manager_wait", {"state": "dra_gone", "nodes": ["a", "a"]}, "nodes"),
     ("gpu_fit", {"workloads": [{"name": "w", "gpus": "lots"}]}, "workloads"),
     ("gpu_operator_plan", {"version": "26.3", "check_charts": False}, "version is '26.3', which is not a chart version"),
     ("gpu_operator_plan", {"version": "v26.3.1", "helm_timeout": 0}, "helm_timeout"),

@@ -107,3 +107,32 @@ def test_the_eviction_refusal_says_what_is_left_what_blocked_and_what_was_undone
     assert "PodDisruptionBudget(s) allowing no disruption: ml/llm." in message
     assert "Evicted before that: ml/embed-0" in message
     assert "uncordoned (gpu-a); no node label changed" in message
+
+
+# ----- taking a node back to the device plugin ---------------------------------------------------
+
+def dra_slice(node, pool=None):
+    return {"spec": {"driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": pool or node}}}
+
+
+def allocated(name, pool, device="gpu-0", pods=("trainer",)):
+    return {"metadata": {"namespace": "ml", "name": name},
+            "status": {"allocation": {"devices": {"results": [
+                {"driver": "gpu.nvidia.com", "pool": pool, "device": device}]}},
+                "reservedFor": [{"resource": "pods", "name": p} for p in pods]}}
+
+
+def test_claims_on_the_nodes_going_back_are_found_through_their_slices_pools():
+    claims = [allocated("on-a", "pool-of-a"), allocated("on-b", "node-b"), allocated("named-a", "node-a", "gpu-1")]
+    slices = [dra_slice("node-a", "pool-of-a"), dra_slice("node-b")]
+    held = handover.claims_on_nodes(claims, slices, ["node-a"], "gpu.nvidia.com")
+    assert [(c["name"], c["devices"]) for c in held] == [("named-a", ["node-a/gpu-1"]), ("on-a", ["pool-of-a/gpu-0"])]
+    assert handover.claims_on_nodes(claims, slices, ["node-c"], "gpu.nvidia.com") == []
+
+
+def test_the_return_refusal_names_each_claim_its_pods_and_what_to_do():
+    held = handover.claims_on_nodes([allocated("train", "node-a")], [], ["node-a"], "gpu.nvidia.com")
+    message = handover.return_refusal(held, ["node-a"])
+    assert message.startswith("refused before changing anything: 1 ResourceClaim(s) hold DRA devices on node-a")
+    assert "ml/train (node-a/gpu-0; pods: trainer)" in message and "Delete those claims' pods" in message
+    assert handover.return_refusal([], ["node-a"]) is None

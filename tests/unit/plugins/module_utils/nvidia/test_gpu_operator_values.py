@@ -121,11 +121,13 @@ def test_node_patches_for_a_partial_then_full_migration_and_idempotence():
     assert [(p["node"], p["step"], p["patch"]["metadata"]["labels"]) for p in patches] == [
         ("node-a", gov.DEVICE_PLUGIN_OFF, {"nvidia.com/gpu.deploy.device-plugin": "false"}),
         ("node-a", gov.DRA_ON, {"nvidia.com/dra-kubelet-plugin": "true"})]
-    # Removal (state absent): what we set goes.
-    assert gov.node_patches(applied, [])[0]["patch"]["metadata"] == {
-        "name": "node-b",
-        "labels": {"nvidia.com/dra-kubelet-plugin": None, "nvidia.com/gpu.deploy.device-plugin": None},
-        "annotations": {gov.OWNER_ANNOTATION: None}}
+    # Removal (state absent): what we set goes, DRA first, then the device plugin's label.
+    assert gov.node_patches(applied, []) == [
+        {"node": "node-b", "step": gov.DRA_OFF, "patch": {"metadata": {
+            "name": "node-b", "labels": {"nvidia.com/dra-kubelet-plugin": None}}}},
+        {"node": "node-b", "step": gov.DEVICE_PLUGIN_ON, "patch": {"metadata": {
+            "name": "node-b", "labels": {"nvidia.com/gpu.deploy.device-plugin": None},
+            "annotations": {gov.OWNER_ANNOTATION: None}}}}]
 
 
 def test_node_patches_never_take_someone_elses_label():
@@ -180,7 +182,9 @@ def test_removal_plans_both_releases_dra_driver_first_and_only_our_labels():
                          [theirs, ours])
     assert result["releases"] == [{"name": "nvidia-dra-driver-gpu", "namespace": "dra-ns"},
                                   {"name": "op", "namespace": "gpu-operator"}]
-    assert [p["node"] for p in result["node_patches"]] == ["node-b"]
+    assert [(p["node"], p["step"]) for p in result["node_patches"]] == [("node-b", gov.DRA_OFF),
+                                                                        ("node-b", gov.DEVICE_PLUGIN_ON)]
+    assert result["moving_to_device_plugin"] == ["node-b"] and result["moving_to_dra"] == []
     assert result["gpu_nodes"] == GPU_NODES and result["layout"] is None and result["plugin"] is None
     assert result["dra_nodes"] == result["device_plugin_nodes"] == result["charts_checked"] == []
 
