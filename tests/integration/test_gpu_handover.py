@@ -55,6 +55,9 @@ def test_a_node_whose_pods_hold_device_plugin_gpus_is_not_moved_to_dra(api, scra
     refused = run_module("dra.gpu.gpu_operator_plan", dict(PLAN, dra_nodes=["node-a"]))
     assert refused.get("failed"), refused
     assert "%s/llm on node-a (1 GPU)" % scratch in refused["msg"] and "gpu_workload_info" in refused["msg"]
+    # both ways out, named before anything changes: move the workload, or opt into eviction
+    assert "playbooks/migrate_workloads.yml" in refused["msg"], refused["msg"]
+    assert "gpu_operator_evict_device_plugin_pods" in refused["msg"] and "PodDisruptionBudgets honoured" in refused["msg"]
     holder = [{"namespace": scratch, "name": "llm", "node": "node-a", "gpus": 1}]
     assert refused["device_plugin_holders"] == holder
     # opted in to eviction, the plan goes on and hands the holder to dra.gpu.device_plugin_drain

@@ -11,8 +11,8 @@ Galaxy cannot be reached here, so the two tarballs the block installs are made f
 with ``ansible-galaxy collection build`` (what ``make collection`` does), kubernetes.core's from
 the copy the pinned ``ansible`` package ships (what ``ansible-galaxy collection download`` gives on
 a machine that reaches Galaxy). The lab has no hosts to log into, so the check-mode run adds one
-inventory of its own: the SSH hosts reached locally, and the stand-in charts as an air-gapped
-site would point the role at its own chart copies.
+inventory of its own: the SSH hosts reached locally with the cgroup v2 file system a current host
+reports, and the stand-in charts as an air-gapped site would point the role at its own chart copies.
 """
 
 import json
@@ -30,7 +30,7 @@ from test_site_leaves_nothing_after_demo import cluster_objects
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 VENV_BIN = os.path.dirname(sys.executable)
-PLAYBOOKS = ("site", "upgrade", "migrate_workloads", "report", "gpu_maintenance")
+PLAYBOOKS = ("site", "upgrade", "etcd_restore", "migrate_workloads", "report", "gpu_maintenance")
 CHART_REPO = os.path.join(ROOT, "tests", "fixtures", "charts", "chart_repo.py")
 
 
@@ -120,7 +120,10 @@ def test_site_in_check_mode_with_the_example_inventory_changes_nothing(installed
     lab_only = {"all": {
         "vars": {"gpu_operator_chart_source": "local", "gpu_operator_chart_dir": charts},
         "children": {"cluster_hosts": {"vars": {
-            "ansible_connection": "local", "ansible_become": False, "ansible_python_interpreter": sys.executable}}}}}
+            "ansible_connection": "local", "ansible_become": False, "ansible_python_interpreter": sys.executable,
+            # What host_facts would read on a host booted with cgroup v2; run locally it would read
+            # this machine's file system, which says nothing of the lab's simulated nodes.
+            "host_facts_cgroup_fs": "cgroup2fs"}}}}}
     with open(os.path.join(str(tmp_path), "lab-only.yml"), "w") as handle:
         yaml.safe_dump(lab_only, handle)
     api = config.new_client_from_config(os.environ["KUBECONFIG"])
