@@ -104,7 +104,7 @@ def test_the_readme_block_installs_dra_gpu_and_its_dependency_alone(installed):
 
 
 def test_every_documented_playbook_takes_the_example_inventory(installed):
-    work, env, _ = installed
+    work, env, _stdout = installed
     proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory.yml", "--syntax-check"]
                           + ["dra.gpu." + name for name in PLAYBOOKS], cwd=str(work), env=env, capture_output=True,
                           text=True, check=False)
@@ -114,7 +114,7 @@ def test_every_documented_playbook_takes_the_example_inventory(installed):
 
 
 def test_site_in_check_mode_with_the_example_inventory_changes_nothing(installed, tmp_path):
-    work, env, _ = installed
+    work, env, _stdout = installed
     charts = os.path.join(str(tmp_path), "charts")
     subprocess.run([sys.executable, CHART_REPO, "build", charts], check=True, capture_output=True)
     lab_only = {"all": {

@@ -13,8 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import yaml
-
 MANIFEST = "/etc/kubernetes/manifests/etcd.yaml"
 # What the Kubernetes guide to restoring etcd uses: far past any revision written since.
 BUMP_REVISION = "1000000000"
@@ -35,6 +33,9 @@ def _flags(command):
 
 def member(manifest_text, host):
     """{name, peer_url, data_dir} of the etcd member whose manifest this is (read on ``host``)."""
+    # Imported here, as the other module_utils do: it runs on the controller (a filter), where
+    # ansible-core brings PyYAML; a module's import of this file must not need it.
+    import yaml
     try:
         pod = yaml.safe_load(manifest_text) or {}
         containers = pod["spec"]["containers"]

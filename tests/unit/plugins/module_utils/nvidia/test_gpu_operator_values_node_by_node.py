@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia import gpu_operator_values as gov
 from ansible_collections.dra.gpu.plugins.module_utils.nvidia.gpu_operator_catalog import PlanError
-from operator_plans import GPU_NODES, plan
+from ansible_collections.dra.gpu.tests.unit.plugins.module_utils.nvidia.operator_plans import GPU_NODES, plan
 
 DRA = {"nvidia.com/dra-kubelet-plugin": "true"}
 MOVED = dict(DRA, **{"nvidia.com/gpu.deploy.device-plugin": "false"})
