@@ -66,13 +66,18 @@ def allocated_claims(claims, driver):
     return sorted(held, key=lambda c: (c["namespace"], c["name"]))
 
 
+def _named_claims(held):
+    """The first NAMED claims as the refusals name them (devices and pods), and how many more."""
+    named = "; ".join("%s/%s (%s; pods: %s)" % (c["namespace"], c["name"], ", ".join(c["devices"]),
+                                                ", ".join(c["pods"]) or "none") for c in held[:NAMED])
+    return named, "; and %d more" % (len(held) - NAMED) if len(held) > NAMED else ""
+
+
 def removal_refusal(held, driver):
     """The message that stops removing the driver while its devices are allocated, or None."""
     if not held:
         return None
-    named = "; ".join("%s/%s (%s; pods: %s)" % (c["namespace"], c["name"], ", ".join(c["devices"]),
-                                                ", ".join(c["pods"]) or "none") for c in held[:NAMED])
-    more = "; and %d more" % (len(held) - NAMED) if len(held) > NAMED else ""
+    named, more = _named_claims(held)
     return ("refused before removing anything: %d ResourceClaim(s) hold devices of %s: %s%s. Without the driver "
             "the kubelet cannot release them and their pods stay Terminating. Delete those pods or workloads "
             "first, or set gpu_operator_force_removal: true to remove the driver anyway (no pod is deleted)."
@@ -100,9 +105,7 @@ def return_refusal(held, nodes):
     devices, or None."""
     if not held:
         return None
-    named = "; ".join("%s/%s (%s; pods: %s)" % (c["namespace"], c["name"], ", ".join(c["devices"]),
-                                                ", ".join(c["pods"]) or "none") for c in held[:NAMED])
-    more = "; and %d more" % (len(held) - NAMED) if len(held) > NAMED else ""
+    named, more = _named_claims(held)
     return ("refused before changing anything: %d ResourceClaim(s) hold DRA devices on %s, which this run would "
             "take back to the device plugin: %s%s. The device plugin would hand out the same GPUs again. Delete "
             "those claims' pods (or move the workloads to another DRA node), let the claims be deallocated, and "
