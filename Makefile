@@ -156,13 +156,12 @@ real-charts: bootstrap ## Render NVIDIA's real charts with the role's values, ch
 	  code=$$?; $(REAL_CHARTS_LAB) $(LAB) down; exit $$code
 
 # NVIDIA's real kubelet plugin beside a lab (lab/labctl/realplugin): built from checkouts
-# into the cache, never part of make test. The mirrors of this machine are the defaults where present.
+# into the cache, never part of make test. DRA_REPO and TEST_INFRA_REPO name your checkouts
+# (docs/testing.md says how to get them); there are no defaults.
 REAL_PLUGIN_DIR ?= $(CURDIR)/.lab/real-plugin
 REAL_PLUGIN_LAB := LAB_STATE_DIR=$(REAL_PLUGIN_DIR)/lab LAB_PORT_BASE=$${REAL_PLUGIN_PORT_BASE:-27900} LAB_DRIVER_MODE=plugin \
                    LAB_K8S_VERSION=$${REAL_PLUGIN_K8S_VERSION:-1.37.2} LAB_TOPOLOGY=$(REAL_PLUGIN_DIR)/topology.yml
 REAL_PLUGIN_TOPOLOGIES := lab/topologies/default.yml lab/topologies/consumable-shares.yml lab/topologies/mixed-mig.yml
-real-plugin: DRA_REPO ?= $(wildcard /work/.mirror/kubernetes-sigs+dra-driver-nvidia-gpu/repo)
-real-plugin: TEST_INFRA_REPO ?= $(wildcard /work/.mirror/NVIDIA+k8s-test-infra/repo)
 real-plugin: bootstrap ## NVIDIA's real gpu-kubelet-plugin (v0.4.1, main) on mock NVML publishes for lab nodes; compare with the simulator (root; DRA_REPO=DIR TEST_INFRA_REPO=DIR)
 	@test -n "$(DRA_REPO)" || { echo "real-plugin: set DRA_REPO to a git directory of kubernetes-sigs/dra-driver-nvidia-gpu (with tag v0.4.1 and main)"; exit 2; }
 	@test -n "$(TEST_INFRA_REPO)" || { echo "real-plugin: set TEST_INFRA_REPO to a git directory of NVIDIA/k8s-test-infra (pkg/gpu/mocknvml)"; exit 2; }
