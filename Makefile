@@ -20,12 +20,6 @@ TEST_LAB_PORT_BASE ?= 26500
 TEST_LAB_K8S_VERSION ?= 1.35.4
 TEST_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test LAB_PORT_BASE=$(TEST_LAB_PORT_BASE) LAB_DRIVER_MODE=plugin \
             LAB_K8S_VERSION=$(TEST_LAB_K8S_VERSION)
-# The molecule scenarios and the installed tarball's tests run beside pytest on a lab of their
-# own, the same version and mode (tests/integration/beside.sh says why); its labs use
-# TEST_MOLECULE_LAB_PORT_BASE up to +280, below the test lab's and the demo's ports.
-TEST_MOLECULE_LAB_PORT_BASE ?= 25500
-TEST_MOLECULE_LAB := LAB_STATE_DIR=$(CURDIR)/.lab/test-molecule LAB_PORT_BASE=$(TEST_MOLECULE_LAB_PORT_BASE) \
-                     LAB_DRIVER_MODE=plugin LAB_K8S_VERSION=$(TEST_LAB_K8S_VERSION)
 # The demo's lab runs the simulated driver in plugin mode: a node publishes its GPUs once
 # the gpu_operator role has put the DRA kubelet plugin on it, as on a real cluster.
 DEMO_LAB := LAB_DRIVER_MODE=$${LAB_DRIVER_MODE:-plugin}
@@ -41,7 +35,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_FORCE_COLOR ?= 0
 
 .PHONY: help bootstrap role-variables lab-build lab-up lab-down lab-status lab-env node-lab-up node-lab-down demo test real-charts real-plugin \
-        sanity lint units integration integration-apiserver integration-molecule integration-nodes benchmarks collection docs ee clean
+        sanity lint units integration integration-apiserver integration-nodes benchmarks collection docs ee clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -122,17 +116,13 @@ units: bootstrap ## Unit tests: ansible-test units, the lab's own unit tests, th
 collection: bootstrap ## Build the tarball into build/dist and install it into build/installed-collections
 	@tests/collection/build-and-install.sh
 
-integration: bootstrap ## Integration tests against fresh test labs (stopped afterwards): the three parts below, side by side
-	@TEST_LAB_ENV="$(TEST_LAB)" TEST_MOLECULE_LAB_ENV="$(TEST_MOLECULE_LAB)" TEST_NODE_LAB_ENV="$(TEST_NODE_LAB)" \
-	  tests/integration/run.sh
+integration: bootstrap ## Integration tests against fresh test labs (stopped afterwards): the two parts below
+	@$(TEST_LAB) $(TEST_NODE_LAB) tests/integration/run.sh
 
-integration-apiserver: bootstrap ## Its first part, no root: a fresh API-server test lab and pytest
+integration-apiserver: bootstrap ## Its first part, no root: a fresh API-server test lab, pytest, molecule, the installed tarball
 	@$(TEST_LAB) tests/integration/run-apiserver-lab.sh
 
-integration-molecule: bootstrap ## Its second part, no root: an API-server lab of its own, molecule, the installed tarball
-	@$(TEST_MOLECULE_LAB) tests/integration/run-molecule-lab.sh
-
-integration-nodes: bootstrap ## Its third part, root: the node lab, its mirror, molecule node_upgrade, nothing left behind
+integration-nodes: bootstrap ## Its second part, root: the node lab, its mirror, molecule node_upgrade, nothing left behind
 	@$(TEST_LAB) $(TEST_NODE_LAB) tests/integration/run-node-lab.sh
 
 benchmarks: bootstrap ## Run tests/benchmarks and print ratios

@@ -1,7 +1,7 @@
 """Where a `make test` run's wall time went, per stage, from its output: the lines each step
 prints when it ends (`=== NAME: ok in Ns`, `=== STAGE: done in Ns`, `integration: ... in Ns`).
-Two parts, the node lab's and molecule's, run beside the other steps (tests/integration/beside.sh);
-each one's log is printed whole when it ends; their stages are listed under their own part.
+The node lab's part runs beside the other steps (tests/integration/beside.sh) and its log is
+printed whole when it ends; its stages are listed in a column of their own.
 
     make test 2>&1 | tee make-test.log
     python tests/benchmarks/stage_times.py make-test.log
@@ -16,39 +16,37 @@ import sys
 
 ENDED = (re.compile(r"^=== (?P<name>.+?): (?:ok|done) in (?P<seconds>\d+)s$"),
          re.compile(r"^integration: (?P<name>.+?)(?: ready)? in (?P<seconds>\d+)s$"))
-# A part's stage lines as they come (beside.sh), wherever they land in a line: after pytest's
-# progress dots, for one.
-PARTS = ("node lab", "molecule")
-PART_LIVE = re.compile(r"\[(?P<part>%s)\] (?P<line>.*)$" % "|".join(PARTS))
+# The node part's stage lines as they come (beside.sh), wherever they land in a line: after
+# pytest's progress dots, for one.
+NODE_LIVE = re.compile(r"\[node lab\] (?P<line>.*)$")
 # Its whole log, printed again once it ends (or its last lines, when the run failed): read live already.
-PART_LOG = re.compile(r"^(=== integration, (%s): its log|--- last lines of \S*integration-(nodes|molecule)\.log)"
-                      % "|".join(PARTS))
-PART_LOG_ENDS = "=== integration, "
+NODE_LOG = re.compile(r"^(=== integration, node lab: its log|--- last lines of \S*integration-nodes\.log)")
+NODE_LOG_ENDS = "=== integration, node lab"
 TOTAL = re.compile(r"^=== all tests passed in (?P<seconds>\d+)s$")
 STARTED = re.compile(r"^=== (?P<name>[^:]+)$")
 
 
 def stages(lines):
-    """([(part, stage, seconds)], total seconds or None), parts 'main', 'node lab' and 'molecule'.
+    """([(part, stage, seconds)], total seconds or None), parts 'main' and 'node lab'.
 
     A step that ended after other stages of its part ended inside it (run-all.sh's API-server and
     node-lab steps) only contains them: its time is theirs, so it is not listed. Known from the
-    lines themselves, so a renamed step needs no second spelling here. The stages of the parts beside
+    lines themselves, so a renamed step needs no second spelling here. The node part's stages
     are read from their live copies, so a failed or cut-short run's table is as right as a
     passing one's."""
-    found, total, in_part_log, started_at = [], None, False, {}
+    found, total, in_node_log, started_at = [], None, False, {}
     for line in lines:
         line = line.rstrip("\n")
-        live = PART_LIVE.search(line)
+        live = NODE_LIVE.search(line)
         if live:
-            part, line = live.group("part"), live.group("line")
-        elif PART_LOG.match(line):
-            in_part_log = True
+            part, line = "node lab", live.group("line")
+        elif NODE_LOG.match(line):
+            in_node_log = True
             continue
-        elif in_part_log and not line.startswith(PART_LOG_ENDS):
+        elif in_node_log and not line.startswith(NODE_LOG_ENDS):
             continue
         else:
-            part, in_part_log = "main", False
+            part, in_node_log = "main", False
         match = TOTAL.match(line)
         if match:
             total = int(match.group("seconds"))

@@ -68,36 +68,3 @@ def test_a_failed_runs_node_stages_are_read_from_their_live_lines_once():
 def test_a_step_with_nothing_inside_is_a_stage():
     found, _total = stage_times.stages(["=== units\n", "=== units: ok in 57s\n"])
     assert found == [("main", "units", 57)]
-
-
-# Both parts beside the main one: molecule's stages under its own name, its log printed at its end.
-BOTH = """\
-=== integration, node lab: started beside the other steps (pid 1, log .lab/logs/integration-nodes.log)
-=== integration, molecule: started beside the other steps (pid 2, log .lab/logs/integration-molecule.log)
-[molecule] integration: molecule's lab up in 6s
-=== sanity (ansible-test): ok in 54s
-..[molecule] === molecule test -s smoke_test: ok in 40s
-[node lab] integration: node lab up in 150s
-=== pytest tests/integration: done in 1200s
-=== integration, molecule (started beside the steps above)
-=== integration, molecule: its log
-integration: molecule's lab up in 6s
-=== molecule test -s smoke_test
-=== molecule test -s smoke_test: ok in 40s
-=== integration, molecule (started beside the steps above): ok in 0s
-=== integration, node lab (started beside the steps above)
-=== integration, node lab: its log
-integration: node lab up in 150s
-=== integration, node lab (started beside the steps above): ok in 0s
-=== all tests passed in 1300s
-"""
-
-
-def test_the_molecule_part_is_a_part_of_its_own():
-    found, total = stage_times.stages(BOTH.splitlines(True))
-    assert found == [("molecule", "molecule's lab up", 6), ("main", "sanity (ansible-test)", 54),
-                     ("molecule", "molecule test -s smoke_test", 40), ("node lab", "node lab up", 150),
-                     ("main", "pytest tests/integration", 1200),
-                     ("main", "integration, molecule (started beside the steps above)", 0),
-                     ("main", "integration, node lab (started beside the steps above)", 0)]
-    assert total == 1300

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Integration tests against the API-server lab, the part that needs no root: start the test lab,
-# run pytest against it (tests/integration/labs, then tests/integration but the module tests,
-# which run-molecule-lab.sh runs from the installed tarball), and stop the lab whatever happens.
-# LAB_* variables come from the Makefile (state dir, ports, mode). Arguments go to pytest (e.g. -k NAME).
+# run pytest and molecule against it (every scenario but node_upgrade, which run-node-lab.sh
+# runs), then the module tests and molecule `default` from the installed tarball, and stop the
+# lab whatever happens. LAB_* variables come from the Makefile (state dir, ports, mode).
+# Arguments go to pytest (e.g. -k NAME).
 # shellcheck disable=SC2034,SC2154  # root, stage and stage_log are shared with stages.sh
 set -euo pipefail
 source "$(dirname "$0")/stages.sh" "$@"
@@ -46,9 +47,36 @@ eval "$(lab env --venv-bin "$root/.venv/bin")"
 stage="pytest tests/integration/labs (the lab itself)"
 stage_log="$root/.lab/logs/pytest-lab.log"
 run_pytest tests/integration/labs --ignore-glob='*/test_node_*.py' "$@"
-# The module tests run from the built tarball, in run-molecule-lab.sh. The tests marked
-# restarts_api_server run last in this run (tests/integration/conftest.py). tests/integration/labs
+# The module tests and molecule `default` run further down, from the built tarball. The tests
+# marked restarts_api_server run last in this run (tests/integration/conftest.py). tests/integration/labs
 # ran above, in a run of its own.
 stage="pytest tests/integration"
 stage_log="$root/.lab/logs/pytest-integration.log"
 run_pytest tests/integration --ignore=tests/integration/labs --ignore-glob='*/test_module_*.py' "$@"
+export NO_COLOR=1 ANSIBLE_FORCE_COLOR=0
+if compgen -G "molecule/*/molecule.yml" >/dev/null; then
+  for scenario in molecule/*/; do
+    name=$(basename "$scenario")
+    # default: from the tarball below; node_upgrade: on the node lab (run-node-lab.sh).
+    case "$name" in default|node_upgrade) continue ;; esac
+    molecule_test "$name"
+  done
+fi
+# What users install is the tarball, not this checkout: build it, install it into a fresh
+# collections path and run the module tests and molecule `default` (site.yml end to end) from
+# there, with only that path on ANSIBLE_COLLECTIONS_PATH (kubernetes.core comes from the
+# virtualenv's site-packages). installed_guard.py, the tests' conftest and the scenario's
+# verify.yml each fail when dra.gpu resolves anywhere else, e.g. to build/collections.
+stage="build and install the collection tarball"
+stage_log=""
+t0=$SECONDS
+export DRA_GPU_INSTALLED_COLLECTIONS="$root/build/installed-collections"
+"$root/tests/collection/build-and-install.sh"
+export ANSIBLE_COLLECTIONS_PATH="$DRA_GPU_INSTALLED_COLLECTIONS"
+export DRA_GPU_PLAYBOOKS="$DRA_GPU_INSTALLED_COLLECTIONS/ansible_collections/dra/gpu/playbooks"
+python "$root/tests/collection/installed_guard.py"
+echo "integration: collection tarball built and installed in $((SECONDS - t0))s"
+stage="pytest tests/integration/test_module_*.py (installed tarball)"
+stage_log="$root/.lab/logs/pytest-modules-installed.log"
+run_pytest tests/integration/test_module_*.py "$@"
+molecule_test default "installed tarball"

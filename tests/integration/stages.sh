@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by run-apiserver-lab.sh, run-molecule-lab.sh and run-node-lab.sh (the three parts of run.sh): the lab's
+# Sourced by run-apiserver-lab.sh and run-node-lab.sh (the two parts of run.sh): the lab's
 # command line, what is running now and where its output goes. When a step fails, the last
 # lines CI keeps name it and its failing tasks or tests, after the labs' logs rather than
 # before them. Sourced with the script's arguments (for pytest); each script sets its own EXIT trap.
