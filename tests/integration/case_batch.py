@@ -36,9 +36,11 @@ def case_tasks(kind, target, args, defaults=None, env=None):
     return [block]
 
 
-def _seconds(duration):
+def task_seconds(task):
+    """How long a task of the JSON callback's report ran, from its start and end stamps."""
     def parse(stamp):
         return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    duration = task["task"]["duration"]
     return (parse(duration["end"]) - parse(duration["start"])).total_seconds()
 
 
@@ -62,5 +64,5 @@ def run_cases(cases):
     for played in report["plays"]:
         for task in played["tasks"][1:]:
             for host, result in task["hosts"].items():
-                per_host[host].append((task["task"]["name"], result, _seconds(task["task"]["duration"])))
+                per_host[host].append((task["task"]["name"], result, task_seconds(task)))
     return rc, stderr, report, per_host
