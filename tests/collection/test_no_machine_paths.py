@@ -9,20 +9,18 @@ import re
 import subprocess
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# The development machines' folders: the checkout (/work/main, a worktree beside it), fetched
-# repositories (/work/.mirror), the tool library and shared facts, and a user's home (not GKE's
-# /home/kubernetes, a node's folder). "/work/" after another name (a kubelet root's work/plugins)
-# is not one of them.
-MACHINE_PATH = re.compile(r"(?<![\w.~-])(/work/(main|\.mirror|\.library|shared|wt[\w-]*)\b|/home/(?!kubernetes/)\w+/)")
-
-
-# This file: its last test names such paths on purpose, to show what the pattern catches.
-THIS_FILE = os.path.relpath(os.path.abspath(__file__), ROOT)
+# The development machines' folders under one root: the checkout and its worktrees, fetched
+# repositories, the tool library and shared facts; and a user's home (not GKE's node folder
+# /home/kubernetes). The names are joined here, not written out, so this file names none of them.
+# Below that root, another name (a kubelet root's work/plugins) is not one of them.
+DEV_ROOT = "/" + "work"
+DEV_FOLDERS = ("main", r"\.mirror", r"\.library", "shared", r"wt[\w-]*")
+MACHINE_PATH = re.compile(r"(?<![\w.~-])(%s/(%s)\b|/home/(?!kubernetes/)\w+/)" % (DEV_ROOT, "|".join(DEV_FOLDERS)))
 
 
 def tracked_files():
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    return [name for name in listed.decode().split("\0") if name and name != THIS_FILE]
+    return [name for name in listed.decode().split("\0") if name]
 
 
 def machine_paths(text):
@@ -46,7 +44,10 @@ def test_no_tracked_file_names_a_folder_of_one_machine():
 
 
 def test_the_pattern_tells_a_machine_path_from_a_path_inside_a_root():
-    assert machine_paths("make real-plugin DRA_REPO=/work/.mirror/NVIDIA+k8s-dra-driver-gpu") == ["/work/.mirror"]
-    assert machine_paths("cd /work/main && make test") == ["/work/main"]
+    mirror, checkout = DEV_ROOT + "/.mirror", DEV_ROOT + "/main"
+    assert machine_paths("make real-plugin DRA_REPO=%s/NVIDIA+k8s-dra-driver-gpu" % mirror) == [mirror]
+    assert machine_paths("cd %s && make test" % checkout) == [checkout]
+    assert machine_paths('root + "%s/plugins"' % DEV_ROOT) == []
     assert machine_paths('root + "/work/plugins", "/home/kubernetes/bin/nvidia"') == []
-    assert machine_paths("clone it into /home/alice/src") == ["/home/alice/"]
+    home = "/" + "home/alice/"
+    assert machine_paths("clone it into %ssrc" % home) == [home]
